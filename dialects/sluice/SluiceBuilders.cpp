@@ -1,0 +1,46 @@
+//===- SluiceBuilders.cpp - helpers that build sluice IR ------------------===//
+
+#include "dialects/sluice/SluiceBuilders.h"
+
+using namespace mlir;
+using namespace mlir::sluice;
+
+Value mlir::sluice::buildMap(OpBuilder &builder, Location loc,
+                             NamedTensorType resultType, ValueRange inputs,
+                             FloatType computeType, MapBodyBuilder body,
+                             ArrayRef<StringRef> indexDims) {
+  auto map = MapOp::create(builder, loc, resultType, inputs,
+                           builder.getStrArrayAttr(indexDims));
+  Block *block = new Block();
+  map.getBody().push_back(block);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    block->addArgument(computeType, loc);
+  for (size_t i = 0; i < indexDims.size(); ++i)
+    block->addArgument(builder.getIndexType(), loc);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(block);
+  Value yielded = body(builder, loc, block->getArguments());
+  YieldOp::create(builder, loc, yielded);
+  return map.getResult();
+}
+
+Value mlir::sluice::buildReduce(OpBuilder &builder, Location loc,
+                                ReduceKind kind, Value input,
+                                ArrayRef<StringRef> dims, Type elementType) {
+  NamedTensorType inputType = getTensorType(input);
+  SmallVector<StringAttr> dimAttrs = llvm::map_to_vector(
+      dims, [&](StringRef dim) { return builder.getStringAttr(dim); });
+  NamedTensorType resultType = inputType.dropDims(dimAttrs);
+  if (elementType)
+    resultType = resultType.withElementType(elementType);
+  return ReduceOp::create(builder, loc, resultType,
+                          ReduceKindAttr::get(builder.getContext(), kind),
+                          input, builder.getStrArrayAttr(dims))
+      .getResult();
+}
+
+Value mlir::sluice::buildConstant(OpBuilder &builder, Location loc,
+                                  FloatType type, double value) {
+  return arith::ConstantOp::create(builder, loc, type,
+                                   builder.getFloatAttr(type, value));
+}

@@ -1,0 +1,45 @@
+//===- SluiceBuilders.h - helpers that build sluice IR ----------*- C++ -*-===//
+//
+// Small builders shared by the decompositions, the spec builder and autodiff,
+// so that a map body or a reduction is spelled one way everywhere.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SLUICE_DIALECT_SLUICEBUILDERS_H
+#define SLUICE_DIALECT_SLUICEBUILDERS_H
+
+#include "dialects/sluice/SluiceOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::sluice {
+
+/// Builds a scalar map body: receives the builder positioned in the body, the
+/// location, and the body arguments (one float per input in the compute
+/// type, then one index per index dimension); returns the value to yield.
+using MapBodyBuilder =
+    function_ref<Value(OpBuilder &, Location, ValueRange /*args*/)>;
+
+/// Builds `sluice.map` over `inputs` producing `resultType`, with a body in
+/// `computeType` built by `body`.
+Value buildMap(OpBuilder &builder, Location loc, NamedTensorType resultType,
+               ValueRange inputs, FloatType computeType, MapBodyBuilder body,
+               ArrayRef<StringRef> indexDims = {});
+
+/// Builds `sluice.reduce kind input over dims`, the result in `input`'s layout
+/// without `dims`, with element type `elementType` (the input's if null).
+Value buildReduce(OpBuilder &builder, Location loc, ReduceKind kind,
+                  Value input, ArrayRef<StringRef> dims,
+                  Type elementType = {});
+
+/// A float constant of `type`.
+Value buildConstant(OpBuilder &builder, Location loc, FloatType type,
+                    double value);
+
+/// The tensor type of `value` (which must have one).
+inline NamedTensorType getTensorType(Value value) {
+  return llvm::cast<NamedTensorType>(value.getType());
+}
+
+} // namespace mlir::sluice
+
+#endif // SLUICE_DIALECT_SLUICEBUILDERS_H

@@ -1,0 +1,208 @@
+//===- SluiceDecompositions.cpp - composites as primitives ----------------===//
+//
+// The definition of every composite op as a small graph of primitives. The
+// reference interpreter, the accounting and --sluice-decompose all use these,
+// so a composite means exactly what its decomposition computes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/sluice/SluiceBuilders.h"
+#include "dialects/sluice/SluiceOps.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::sluice;
+
+using Decomposition = FailureOr<SmallVector<Value>>;
+
+/// Statistics (row max, sums, mean, rstd) are kept in f32 whatever the
+/// storage type, as a fused kernel keeps them in registers.
+static Type statisticsType(MLIRContext *context) {
+  return Float32Type::get(context);
+}
+
+static SmallVector<StringRef> toStringRefs(ArrayAttr names) {
+  return llvm::map_to_vector(names, [](Attribute attr) {
+    return llvm::cast<StringAttr>(attr).getValue();
+  });
+}
+
+Decomposition BiasAddOp::decompose(OpBuilder &builder, FloatType computeType) {
+  Value sum = buildMap(builder, getLoc(), getResult().getType(),
+                       {getInput(), getBias()}, computeType,
+                       [](OpBuilder &b, Location loc, ValueRange args) {
+                         return arith::AddFOp::create(b, loc, args[0], args[1])
+                             .getResult();
+                       });
+  return SmallVector<Value>{sum};
+}
+
+Decomposition ResidualAddOp::decompose(OpBuilder &builder,
+                                       FloatType computeType) {
+  Value sum = buildMap(builder, getLoc(), getResult().getType(),
+                       {getLhs(), getRhs()}, computeType,
+                       [](OpBuilder &b, Location loc, ValueRange args) {
+                         return arith::AddFOp::create(b, loc, args[0], args[1])
+                             .getResult();
+                       });
+  return SmallVector<Value>{sum};
+}
+
+Decomposition SoftmaxOp::decompose(OpBuilder &builder, FloatType computeType) {
+  Location loc = getLoc();
+  NamedTensorType type = getResult().getType();
+  Type stats = statisticsType(getContext());
+  Value max = buildReduce(builder, loc, ReduceKind::max, getInput(),
+                          {getDim()}, stats);
+  Value exp = buildMap(builder, loc, type, {getInput(), max}, computeType,
+                       [](OpBuilder &b, Location loc, ValueRange args) {
+                         Value shifted =
+                             arith::SubFOp::create(b, loc, args[0], args[1]);
+                         return math::ExpOp::create(b, loc, shifted)
+                             .getResult();
+                       });
+  Value sum =
+      buildReduce(builder, loc, ReduceKind::sum, exp, {getDim()}, stats);
+  Value normalized = buildMap(
+      builder, loc, type, {exp, sum}, computeType,
+      [](OpBuilder &b, Location loc, ValueRange args) {
+        return arith::DivFOp::create(b, loc, args[0], args[1]).getResult();
+      });
+  return SmallVector<Value>{normalized};
+}
+
+Decomposition LayerNormOp::decompose(OpBuilder &builder,
+                                     FloatType computeType) {
+  Location loc = getLoc();
+  SmallVector<StringRef> dims = toStringRefs(getDims());
+  NamedTensorType inputType = getInput().getType();
+  double count = 1;
+  for (StringRef dim : dims)
+    count *= static_cast<double>(inputType.getDimSize(dim));
+  double eps = getEps().convertToDouble();
+  Type stats = statisticsType(getContext());
+
+  Value sum = buildReduce(builder, loc, ReduceKind::sum, getInput(), dims,
+                          stats);
+  Value mean = buildMap(
+      builder, loc, getMean().getType(), {sum}, computeType,
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        Value n = buildConstant(b, loc, computeType, count);
+        return arith::DivFOp::create(b, loc, args[0], n).getResult();
+      });
+  Value squares = buildMap(
+      builder, loc, inputType.withElementType(stats), {getInput(), mean},
+      computeType, [](OpBuilder &b, Location loc, ValueRange args) {
+        Value centered = arith::SubFOp::create(b, loc, args[0], args[1]);
+        return arith::MulFOp::create(b, loc, centered, centered).getResult();
+      });
+  Value sumSquares =
+      buildReduce(builder, loc, ReduceKind::sum, squares, dims, stats);
+  Value rstd = buildMap(
+      builder, loc, getRstd().getType(), {sumSquares}, computeType,
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        Value n = buildConstant(b, loc, computeType, count);
+        Value variance = arith::DivFOp::create(b, loc, args[0], n);
+        Value shifted = arith::AddFOp::create(
+            b, loc, variance, buildConstant(b, loc, computeType, eps));
+        return math::RsqrtOp::create(b, loc, shifted).getResult();
+      });
+  Value normalized = buildMap(
+      builder, loc, getResult().getType(),
+      {getInput(), mean, rstd, getScale(), getBias()}, computeType,
+      [](OpBuilder &b, Location loc, ValueRange args) {
+        Value centered = arith::SubFOp::create(b, loc, args[0], args[1]);
+        Value scaled = arith::MulFOp::create(b, loc, centered, args[2]);
+        Value weighted = arith::MulFOp::create(b, loc, scaled, args[3]);
+        return arith::AddFOp::create(b, loc, weighted, args[4]).getResult();
+      });
+  return SmallVector<Value>{normalized, mean, rstd};
+}
+
+Decomposition ReluOp::decompose(OpBuilder &builder, FloatType computeType) {
+  Value result = buildMap(
+      builder, getLoc(), getResult().getType(), {getInput()}, computeType,
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        Value zero = buildConstant(b, loc, computeType, 0.0);
+        return arith::MaximumFOp::create(b, loc, args[0], zero).getResult();
+      });
+  return SmallVector<Value>{result};
+}
+
+Decomposition GeluOp::decompose(OpBuilder &builder, FloatType computeType) {
+  // 0.5 x (1 + erf(x / sqrt 2)), as torch.nn.GELU().
+  Value result = buildMap(
+      builder, getLoc(), getResult().getType(), {getInput()}, computeType,
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        Value x = args[0];
+        Value scaled = arith::MulFOp::create(
+            b, loc, x, buildConstant(b, loc, computeType, M_SQRT1_2));
+        Value erf = math::ErfOp::create(b, loc, scaled);
+        Value onePlus = arith::AddFOp::create(
+            b, loc, erf, buildConstant(b, loc, computeType, 1.0));
+        Value half =
+            arith::MulFOp::create(b, loc, x, buildConstant(b, loc, computeType, 0.5));
+        return arith::MulFOp::create(b, loc, half, onePlus).getResult();
+      });
+  return SmallVector<Value>{result};
+}
+
+Decomposition GeluTanhOp::decompose(OpBuilder &builder,
+                                    FloatType computeType) {
+  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as
+  // torch.nn.GELU(approximate="tanh").
+  Value result = buildMap(
+      builder, getLoc(), getResult().getType(), {getInput()}, computeType,
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        Value x = args[0];
+        Value x2 = arith::MulFOp::create(b, loc, x, x);
+        Value x3 = arith::MulFOp::create(b, loc, x2, x);
+        Value cubic = arith::MulFOp::create(
+            b, loc, x3, buildConstant(b, loc, computeType, 0.044715));
+        Value inner = arith::AddFOp::create(b, loc, x, cubic);
+        Value scaled = arith::MulFOp::create(
+            b, loc, inner,
+            buildConstant(b, loc, computeType, std::sqrt(2.0 / M_PI)));
+        Value tanh = math::TanhOp::create(b, loc, scaled);
+        Value onePlus = arith::AddFOp::create(
+            b, loc, tanh, buildConstant(b, loc, computeType, 1.0));
+        Value half =
+            arith::MulFOp::create(b, loc, x, buildConstant(b, loc, computeType, 0.5));
+        return arith::MulFOp::create(b, loc, half, onePlus).getResult();
+      });
+  return SmallVector<Value>{result};
+}
+
+Decomposition DropoutOp::decompose(OpBuilder &builder, FloatType computeType) {
+  Location loc = getLoc();
+  double probability = getProbability().convertToDouble();
+  Value mask = RandomMaskOp::create(builder, loc, getMask().getType(),
+                                    getProbabilityAttr(), getStreamAttr());
+  Value result = buildMap(
+      builder, loc, getResult().getType(), {getInput(), mask}, computeType,
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        Value kept = arith::MulFOp::create(b, loc, args[0], args[1]);
+        Value keep = buildConstant(b, loc, computeType, 1.0 - probability);
+        return arith::DivFOp::create(b, loc, kept, keep).getResult();
+      });
+  return SmallVector<Value>{result, mask};
+}
+
+Decomposition CausalMaskOp::decompose(OpBuilder &builder,
+                                      FloatType computeType) {
+  Value result = buildMap(
+      builder, getLoc(), getResult().getType(), {getInput()}, computeType,
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        // args: the score, then the query and key positions.
+        Value future = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                             args[2], args[1]);
+        Value minusInf = buildConstant(
+            b, loc, computeType, -std::numeric_limits<double>::infinity());
+        return arith::SelectOp::create(b, loc, future, minusInf, args[0])
+            .getResult();
+      },
+      {getQuery(), getKey()});
+  return SmallVector<Value>{result};
+}

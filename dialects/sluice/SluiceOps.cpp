@@ -1,0 +1,467 @@
+//===- SluiceOps.cpp - sluice operations ----------------------------------===//
+//
+// Verifiers and the graph op's custom assembly. Every diagnostic names the
+// offending dimension, operand or attribute.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/sluice/SluiceOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace mlir::sluice;
+
+//===----------------------------------------------------------------------===//
+// Shared checks
+//===----------------------------------------------------------------------===//
+
+static NamedTensorType tensorType(Value value) {
+  return llvm::cast<NamedTensorType>(value.getType());
+}
+
+/// Every dimension of `sub` exists in `super` with the same size. Used for
+/// broadcasting by name: `sub` is broadcast along the dimensions it lacks.
+static LogicalResult verifyDimsSubset(Operation *op, NamedTensorType sub,
+                                      StringRef subWhat, NamedTensorType super,
+                                      StringRef superWhat) {
+  for (auto [name, size] : llvm::zip(sub.getDimNames(), sub.getSizes())) {
+    std::optional<unsigned> position = super.getDimPosition(name.getValue());
+    if (!position)
+      return op->emitOpError()
+             << subWhat << " has dimension '" << name.getValue()
+             << "' that the " << superWhat << " lacks";
+    if (super.getSizes()[*position] != size)
+      return op->emitOpError()
+             << "dimension '" << name.getValue() << "' has size " << size
+             << " in the " << subWhat << " but "
+             << super.getSizes()[*position] << " in the " << superWhat;
+  }
+  return success();
+}
+
+/// Both tensors hold exactly the same (name, size) dimensions.
+static LogicalResult verifySameDims(Operation *op, NamedTensorType lhs,
+                                    StringRef lhsWhat, NamedTensorType rhs,
+                                    StringRef rhsWhat) {
+  if (failed(verifyDimsSubset(op, lhs, lhsWhat, rhs, rhsWhat)) ||
+      failed(verifyDimsSubset(op, rhs, rhsWhat, lhs, lhsWhat)))
+    return failure();
+  return success();
+}
+
+static LogicalResult verifySameElementType(Operation *op, NamedTensorType lhs,
+                                           StringRef lhsWhat, NamedTensorType rhs,
+                                           StringRef rhsWhat) {
+  if (lhs.getElementType() != rhs.getElementType())
+    return op->emitOpError()
+           << lhsWhat << " has element type " << lhs.getElementType()
+           << " but " << rhsWhat << " has " << rhs.getElementType();
+  return success();
+}
+
+/// `names` is a non-empty list of distinct dimensions of `type`.
+static LogicalResult verifyDimList(Operation *op, ArrayAttr names,
+                                   StringRef attrName, NamedTensorType type,
+                                   StringRef typeWhat) {
+  if (names.empty())
+    return op->emitOpError() << "'" << attrName
+                             << "' must name at least one dimension";
+  llvm::StringSet<> seen;
+  for (Attribute attr : names) {
+    StringRef name = llvm::cast<StringAttr>(attr).getValue();
+    if (!seen.insert(name).second)
+      return op->emitOpError()
+             << "'" << attrName << "' names dimension '" << name << "' twice";
+    if (!type.hasDim(name))
+      return op->emitOpError() << "'" << attrName << "' names dimension '"
+                               << name << "' that the " << typeWhat
+                               << " lacks";
+  }
+  return success();
+}
+
+static SmallVector<StringAttr> toStringAttrs(ArrayAttr names) {
+  return llvm::map_to_vector(
+      names, [](Attribute attr) { return llvm::cast<StringAttr>(attr); });
+}
+
+/// The result of removing `dims` from `input` must have exactly the remaining
+/// dimensions (in any layout).
+static LogicalResult verifyReducedType(Operation *op, NamedTensorType input,
+                                       ArrayAttr dims, NamedTensorType reduced,
+                                       StringRef reducedWhat) {
+  NamedTensorType expected = input.dropDims(toStringAttrs(dims));
+  return verifySameDims(op, reduced, reducedWhat, expected,
+                        "input without the reduced dimensions");
+}
+
+static LogicalResult verifyProbability(Operation *op, double probability) {
+  if (!(probability >= 0.0 && probability < 1.0))
+    return op->emitOpError() << "probability must be in [0, 1), got "
+                             << probability;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// GraphOp
+//===----------------------------------------------------------------------===//
+
+void GraphOp::build(OpBuilder &builder, OperationState &state, StringRef name,
+                    ArrayRef<StringRef> argNames, TypeRange argTypes,
+                    ArrayRef<StringRef> resultNames, TypeRange resultTypes,
+                    Phase phase) {
+  state.addAttribute(SymbolTable::getSymbolAttrName(),
+                     builder.getStringAttr(name));
+  state.addAttribute(getFunctionTypeAttrName(state.name),
+                     TypeAttr::get(builder.getFunctionType(argTypes,
+                                                           resultTypes)));
+  state.addAttribute(getPhaseAttrName(state.name),
+                     PhaseAttr::get(builder.getContext(), phase));
+  auto nameDicts = [&](ArrayRef<StringRef> names) {
+    return llvm::map_to_vector(names, [&](StringRef boundaryName) {
+      return builder.getDictionaryAttr(builder.getNamedAttr(
+          SluiceDialect::getNameAttrName(),
+          builder.getStringAttr(boundaryName)));
+    });
+  };
+  SmallVector<DictionaryAttr> argDicts = nameDicts(argNames);
+  SmallVector<DictionaryAttr> resultDicts = nameDicts(resultNames);
+  call_interface_impl::addArgAndResultAttrs(
+      builder, state, argDicts, resultDicts, getArgAttrsAttrName(state.name),
+      getResAttrsAttrName(state.name));
+  Region *body = state.addRegion();
+  Block *block = new Block();
+  body->push_back(block);
+  for (Type type : argTypes)
+    block->addArgument(type, state.location);
+}
+
+ParseResult GraphOp::parse(OpAsmParser &parser, OperationState &result) {
+  auto buildFuncType =
+      [](Builder &builder, ArrayRef<Type> argTypes, ArrayRef<Type> results,
+         function_interface_impl::VariadicFlag,
+         std::string &) { return builder.getFunctionType(argTypes, results); };
+  return function_interface_impl::parseFunctionOp(
+      parser, result, /*allowVariadic=*/false,
+      getFunctionTypeAttrName(result.name), buildFuncType,
+      getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name));
+}
+
+void GraphOp::print(OpAsmPrinter &printer) {
+  function_interface_impl::printFunctionOp(
+      printer, *this, /*isVariadic=*/false, getFunctionTypeAttrName(),
+      getArgAttrsAttrName(), getResAttrsAttrName());
+}
+
+StringRef GraphOp::getArgName(unsigned index) {
+  if (auto name = getArgAttrOfType<StringAttr>(
+          index, SluiceDialect::getNameAttrName()))
+    return name.getValue();
+  return {};
+}
+
+StringRef GraphOp::getResultName(unsigned index) {
+  if (auto name = getResultAttrOfType<StringAttr>(
+          index, SluiceDialect::getNameAttrName()))
+    return name.getValue();
+  return {};
+}
+
+BlockArgument GraphOp::lookupArgument(StringRef name) {
+  for (unsigned i = 0, e = getNumArguments(); i < e; ++i)
+    if (getArgName(i) == name)
+      return getArgument(i);
+  return {};
+}
+
+ReturnOp GraphOp::getReturnOp() {
+  return llvm::cast<ReturnOp>(getBody().front().getTerminator());
+}
+
+void GraphOp::getAsmBlockArgumentNames(Region &region,
+                                       OpAsmSetValueNameFn setNameFn) {
+  if (&region != &getBody())
+    return;
+  for (auto [index, arg] : llvm::enumerate(region.getArguments())) {
+    StringRef name = getArgName(index);
+    // SSA names must be identifiers; other names keep the default numbering.
+    if (!name.empty() && llvm::all_of(name, [](char c) {
+          return llvm::isAlnum(c) || c == '_';
+        }))
+      setNameFn(arg, name);
+  }
+}
+
+LogicalResult GraphOp::verify() {
+  llvm::StringSet<> seen;
+  auto checkNames = [&](unsigned count, StringRef what,
+                        function_ref<StringRef(unsigned)> nameOf,
+                        function_ref<Type(unsigned)> typeOf) -> LogicalResult {
+    for (unsigned i = 0; i < count; ++i) {
+      StringRef name = nameOf(i);
+      if (name.empty())
+        return emitOpError() << what << " #" << i << " has no '"
+                             << SluiceDialect::getNameAttrName()
+                             << "' string attribute";
+      if (!seen.insert(name).second)
+        return emitOpError() << "boundary name '" << name
+                             << "' is used more than once";
+      if (!llvm::isa<NamedTensorType>(typeOf(i)))
+        return emitOpError() << what << " '" << name
+                             << "' must be a !sluice.tensor, got "
+                             << typeOf(i);
+    }
+    return success();
+  };
+  if (failed(checkNames(
+          getNumArguments(), "argument",
+          [&](unsigned i) { return getArgName(i); },
+          [&](unsigned i) { return getArgumentTypes()[i]; })) ||
+      failed(checkNames(
+          getNumResults(), "result",
+          [&](unsigned i) { return getResultName(i); },
+          [&](unsigned i) { return getResultTypes()[i]; })))
+    return failure();
+  Block &block = getBody().front();
+  if (block.getNumArguments() != getNumArguments())
+    return emitOpError() << "body has " << block.getNumArguments()
+                         << " arguments but the signature has "
+                         << getNumArguments();
+  for (auto [index, arg] : llvm::enumerate(block.getArguments()))
+    if (arg.getType() != getArgumentTypes()[index])
+      return emitOpError() << "body argument #" << index << " has type "
+                           << arg.getType() << " but the signature says "
+                           << getArgumentTypes()[index];
+  if (block.empty() || !llvm::isa<ReturnOp>(block.back()))
+    return emitOpError() << "body must end in 'sluice.return'";
+  return success();
+}
+
+LogicalResult ReturnOp::verify() {
+  auto graph = llvm::cast<GraphOp>((*this)->getParentOp());
+  ArrayRef<Type> expected = graph.getResultTypes();
+  if (getNumOperands() != expected.size())
+    return emitOpError() << "returns " << getNumOperands()
+                         << " values but the graph has " << expected.size()
+                         << " results";
+  for (auto [index, value] : llvm::enumerate(getOperands()))
+    if (value.getType() != expected[index])
+      return emitOpError() << "operand #" << index << " has type "
+                           << value.getType() << " but graph result '"
+                           << graph.getResultName(index) << "' has type "
+                           << expected[index];
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Primitives
+//===----------------------------------------------------------------------===//
+
+LogicalResult ContractOp::verify() {
+  NamedTensorType lhs = tensorType(getLhs()), rhs = tensorType(getRhs()),
+             result = tensorType(getResult());
+  if (failed(verifySameElementType(*this, lhs, "lhs", rhs, "rhs")) ||
+      failed(verifySameElementType(*this, lhs, "lhs", result, "result")))
+    return failure();
+  // Shared dimensions agree in size.
+  for (auto [name, size] : llvm::zip(lhs.getDimNames(), lhs.getSizes())) {
+    std::optional<unsigned> position = rhs.getDimPosition(name.getValue());
+    if (position && rhs.getSizes()[*position] != size)
+      return emitOpError() << "dimension '" << name.getValue()
+                           << "' has size " << size << " in the lhs but "
+                           << rhs.getSizes()[*position] << " in the rhs";
+  }
+  // Every result dimension comes from an operand, with the same size.
+  for (auto [name, size] : llvm::zip(result.getDimNames(), result.getSizes())) {
+    NamedTensorType source = lhs.hasDim(name.getValue()) ? lhs : rhs;
+    if (!source.hasDim(name.getValue()))
+      return emitOpError() << "result dimension '" << name.getValue()
+                           << "' appears in no operand";
+    if (source.getDimSize(name.getValue()) != size)
+      return emitOpError() << "dimension '" << name.getValue()
+                           << "' has size " << size << " in the result but "
+                           << source.getDimSize(name.getValue())
+                           << " in the operands";
+  }
+  // Every operand dimension is batch, contracted or free: none is summed
+  // within one operand alone.
+  auto checkOperand = [&](NamedTensorType self, NamedTensorType other,
+                          StringRef what) -> LogicalResult {
+    for (StringAttr name : self.getDimNames())
+      if (!other.hasDim(name.getValue()) && !result.hasDim(name.getValue()))
+        return emitOpError() << what << " dimension '" << name.getValue()
+                             << "' appears in neither the other operand nor "
+                                "the result";
+    return success();
+  };
+  return failure(failed(checkOperand(lhs, rhs, "lhs")) ||
+                 failed(checkOperand(rhs, lhs, "rhs")));
+}
+
+YieldOp MapOp::getYield() {
+  return llvm::cast<YieldOp>(getBody().front().getTerminator());
+}
+
+LogicalResult MapOp::verify() {
+  NamedTensorType result = tensorType(getResult());
+  for (auto [index, input] : llvm::enumerate(getInputs()))
+    if (failed(verifyDimsSubset(*this, tensorType(input),
+                                "input #" + std::to_string(index), result,
+                                "result")))
+      return failure();
+  llvm::StringSet<> seenIndexDims;
+  for (Attribute attr : getIndexDims()) {
+    StringRef name = llvm::cast<StringAttr>(attr).getValue();
+    if (!result.hasDim(name))
+      return emitOpError() << "'index_dims' names dimension '" << name
+                           << "' that the result lacks";
+    if (!seenIndexDims.insert(name).second)
+      return emitOpError() << "'index_dims' names dimension '" << name
+                           << "' twice";
+  }
+  Block &body = getBody().front();
+  unsigned numInputs = getInputs().size();
+  unsigned expectedArgs = numInputs + getIndexDims().size();
+  if (body.getNumArguments() != expectedArgs)
+    return emitOpError() << "body must take " << numInputs
+                         << " float arguments and " << getIndexDims().size()
+                         << " index arguments, got "
+                         << body.getNumArguments() << " arguments";
+  for (auto [index, arg] : llvm::enumerate(body.getArguments())) {
+    bool wantIndex = index >= numInputs;
+    if (wantIndex ? !arg.getType().isIndex()
+                  : !llvm::isa<FloatType>(arg.getType()))
+      return emitOpError() << "body argument #" << index << " must be "
+                           << (wantIndex ? "index" : "a float") << ", got "
+                           << arg.getType();
+  }
+  if (body.empty() || !llvm::isa<YieldOp>(body.back()))
+    return emitOpError() << "body must end in 'sluice.yield'";
+  for (Operation &op : body.without_terminator()) {
+    StringRef dialect = op.getDialect() ? op.getDialect()->getNamespace() : "";
+    if (dialect != "arith" && dialect != "math")
+      return op.emitOpError()
+             << "is not allowed in a sluice.map body; only arith and math "
+                "ops are";
+  }
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  NamedTensorType input = tensorType(getInput()), result = tensorType(getResult());
+  if (failed(verifyDimList(*this, getDims(), "dims", input, "input")))
+    return failure();
+  return verifyReducedType(*this, input, getDims(), result, "result");
+}
+
+LogicalResult RandomMaskOp::verify() {
+  return verifyProbability(*this, getProbability().convertToDouble());
+}
+
+LogicalResult RelayoutOp::verify() {
+  NamedTensorType input = tensorType(getInput()), result = tensorType(getResult());
+  if (failed(verifySameElementType(*this, input, "input", result, "result")))
+    return failure();
+  return verifySameDims(*this, result, "result", input, "input");
+}
+
+LogicalResult RenameOp::verify() {
+  NamedTensorType input = tensorType(getInput()), result = tensorType(getResult());
+  if (failed(verifySameElementType(*this, input, "input", result, "result")))
+    return failure();
+  if (input.getRank() != result.getRank())
+    return emitOpError() << "result has rank " << result.getRank()
+                         << " but the input has rank " << input.getRank();
+  for (unsigned i = 0; i < input.getRank(); ++i)
+    if (input.getSizes()[i] != result.getSizes()[i])
+      return emitOpError() << "result dimension '"
+                           << result.getDimNames()[i].getValue() << "' (#"
+                           << i << ") has size " << result.getSizes()[i]
+                           << " but input dimension '"
+                           << input.getDimNames()[i].getValue()
+                           << "' has size " << input.getSizes()[i];
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Composites
+//===----------------------------------------------------------------------===//
+
+LogicalResult BiasAddOp::verify() {
+  NamedTensorType input = tensorType(getInput()), result = tensorType(getResult());
+  if (failed(verifyDimsSubset(*this, tensorType(getBias()), "bias", input,
+                              "input")) ||
+      failed(verifySameElementType(*this, input, "input", result, "result")))
+    return failure();
+  return verifySameDims(*this, result, "result", input, "input");
+}
+
+LogicalResult ResidualAddOp::verify() {
+  NamedTensorType lhs = tensorType(getLhs()), rhs = tensorType(getRhs()),
+             result = tensorType(getResult());
+  if (failed(verifySameDims(*this, rhs, "rhs", lhs, "lhs")) ||
+      failed(verifySameElementType(*this, lhs, "lhs", result, "result")))
+    return failure();
+  return verifySameDims(*this, result, "result", lhs, "lhs");
+}
+
+LogicalResult SoftmaxOp::verify() {
+  if (!tensorType(getInput()).hasDim(getDim()))
+    return emitOpError() << "softmax dimension '" << getDim()
+                         << "' is not a dimension of the input";
+  return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  NamedTensorType input = tensorType(getInput());
+  if (failed(verifyDimList(*this, getDims(), "dims", input, "input")))
+    return failure();
+  // scale and bias hold exactly the normalized dimensions.
+  NamedTensorType normalized = input.withLayout(toStringAttrs(getDims()));
+  if (failed(verifySameDims(*this, tensorType(getScale()), "scale",
+                            normalized, "normalized dimensions")) ||
+      failed(verifySameDims(*this, tensorType(getBias()), "bias", normalized,
+                            "normalized dimensions")) ||
+      failed(verifySameDims(*this, tensorType(getResult()), "result", input,
+                            "input")) ||
+      failed(verifyReducedType(*this, input, getDims(),
+                               tensorType(getMean()), "mean")) ||
+      failed(verifyReducedType(*this, input, getDims(),
+                               tensorType(getRstd()), "rstd")))
+    return failure();
+  if (!(getEps().convertToDouble() > 0.0))
+    return emitOpError() << "eps must be positive, got "
+                         << getEps().convertToDouble();
+  return success();
+}
+
+LogicalResult DropoutOp::verify() {
+  NamedTensorType input = tensorType(getInput());
+  if (tensorType(getResult()) != input)
+    return emitOpError() << "result type " << getResult().getType()
+                         << " must equal the input type " << input;
+  if (failed(verifySameDims(*this, tensorType(getMask()), "mask", input,
+                            "input")))
+    return failure();
+  return verifyProbability(*this, getProbability().convertToDouble());
+}
+
+LogicalResult CausalMaskOp::verify() {
+  NamedTensorType input = tensorType(getInput());
+  for (StringRef dim : {getQuery(), getKey()})
+    if (!input.hasDim(dim))
+      return emitOpError() << "dimension '" << dim
+                           << "' is not a dimension of the input";
+  if (getQuery() == getKey())
+    return emitOpError() << "query and key must be different dimensions";
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dialects/sluice/SluiceOps.cpp.inc"

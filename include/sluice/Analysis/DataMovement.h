@@ -1,0 +1,87 @@
+//===- DataMovement.h - flop and byte accounting ----------------*- C++ -*-===//
+//
+// The analysis every other pass is judged by: for each op its class, flop,
+// bytes read and bytes written, and the totals by class and by phase. The
+// counting rules are documented in docs/Accounting.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SLUICE_ANALYSIS_DATAMOVEMENT_H
+#define SLUICE_ANALYSIS_DATAMOVEMENT_H
+
+#include "dialects/sluice/SluiceOps.h"
+
+#include "llvm/ADT/StringRef.h"
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::sluice {
+
+/// The paper's three operator classes.
+enum class OpClass { Contraction = 0, Normalization = 1, ElementWise = 2 };
+constexpr unsigned kNumOpClasses = 3;
+constexpr unsigned kNumPhases = 2;
+
+/// "contraction", "normalization" or "element-wise".
+llvm::StringRef stringifyOpClass(OpClass opClass);
+
+/// Flop and bytes of one op or a sum of ops.
+struct Cost {
+  uint64_t flop = 0;
+  uint64_t bytesRead = 0;
+  uint64_t bytesWritten = 0;
+
+  /// Adds `other`; returns false (leaving this unchanged) on overflow.
+  [[nodiscard]] bool add(const Cost &other);
+  /// bytesRead + bytesWritten, or std::nullopt on overflow.
+  std::optional<uint64_t> bytesMoved() const;
+};
+
+/// The counts of one op.
+struct OpCount {
+  Operation *op = nullptr;
+  /// The op's `sluice.name`, or "<mnemonic>_<n>" numbered per graph.
+  std::string name;
+  /// The op's mnemonic, e.g. "contract" or "layernorm".
+  std::string kind;
+  OpClass opClass = OpClass::ElementWise;
+  Phase phase = Phase::forward;
+  Cost cost;
+};
+
+/// The counts of every op in a module, in program order, and their totals.
+struct ModuleCounts {
+  std::vector<OpCount> ops;
+  Cost total;
+  std::array<Cost, kNumOpClasses> byClass;
+  std::array<Cost, kNumPhases> byPhase;
+
+  const Cost &classTotal(OpClass c) const {
+    return byClass[static_cast<unsigned>(c)];
+  }
+  const Cost &phaseTotal(Phase p) const {
+    return byPhase[static_cast<unsigned>(p)];
+  }
+};
+
+/// True for ops that the accounting counts (every sluice op that computes;
+/// not graphs, terminators, or `rename`, which is a view).
+bool isCountedOp(Operation *op);
+
+/// The class of a counted op.
+OpClass classifyOp(Operation *op);
+
+/// Counts one counted op. Emits an error at the op and fails if a number
+/// overflows 64 bits.
+FailureOr<Cost> countOp(Operation *op);
+
+/// Counts every counted op in every graph of `module`. Emits an error at the
+/// op and fails on overflow.
+FailureOr<ModuleCounts> countModule(ModuleOp module);
+
+} // namespace mlir::sluice
+
+#endif // SLUICE_ANALYSIS_DATAMOVEMENT_H

@@ -1,0 +1,52 @@
+//===- Pipeline.h - the sluicec pipeline as a library -----------*- C++ -*-===//
+//
+// sluicec only parses options, calls into here and writes the outputs; the
+// same pass pipeline is registered for sluice-opt as --sluice-pipeline, so lit
+// tests exercise exactly what users run.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SLUICE_PIPELINE_PIPELINE_H
+#define SLUICE_PIPELINE_PIPELINE_H
+
+#include "sluice/Analysis/DataMovement.h"
+#include "sluice/Spec/LayerSpec.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <optional>
+
+namespace mlir::sluice {
+
+/// Options of the pass pipeline (none yet beyond the defaults).
+struct PipelineOptions {};
+
+/// Adds the sluicec pass pipeline to `pm`.
+void buildSluicePipeline(OpPassManager &pm, const PipelineOptions &options);
+
+/// Registers `--sluice-pipeline` for sluice-opt.
+void registerSluicePipelines();
+
+/// Registers the dialects a sluice module may hold.
+void registerSluiceDialects(DialectRegistry &registry);
+
+/// What one compilation produced, before anything is written.
+struct Compilation {
+  OwningOpRef<ModuleOp> module;
+  /// The spec, when the input was a JSON spec (not a .mlir graph).
+  std::optional<::sluice::LayerSpec> spec;
+  ModuleCounts counts;
+};
+
+/// Loads `inputPath` (a .json layer spec or a .mlir graph), verifies it, runs
+/// the pipeline and counts the result. Errors are reported through the
+/// context's diagnostic handler (and, for spec errors, `errs`), naming the
+/// file and what was wrong.
+FailureOr<Compilation> compile(MLIRContext &context, llvm::StringRef inputPath,
+                               const PipelineOptions &options);
+
+} // namespace mlir::sluice
+
+#endif // SLUICE_PIPELINE_PIPELINE_H

@@ -1,0 +1,221 @@
+//===- DataMovement.cpp - flop and byte accounting ------------------------===//
+
+#include "sluice/Analysis/DataMovement.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::sluice;
+
+StringRef mlir::sluice::stringifyOpClass(OpClass opClass) {
+  switch (opClass) {
+  case OpClass::Contraction:
+    return "contraction";
+  case OpClass::Normalization:
+    return "normalization";
+  case OpClass::ElementWise:
+    return "element-wise";
+  }
+  llvm_unreachable("unknown op class");
+}
+
+bool Cost::add(const Cost &other) {
+  Cost sum;
+  if (__builtin_add_overflow(flop, other.flop, &sum.flop) ||
+      __builtin_add_overflow(bytesRead, other.bytesRead, &sum.bytesRead) ||
+      __builtin_add_overflow(bytesWritten, other.bytesWritten,
+                             &sum.bytesWritten))
+    return false;
+  *this = sum;
+  return true;
+}
+
+std::optional<uint64_t> Cost::bytesMoved() const {
+  uint64_t sum;
+  if (__builtin_add_overflow(bytesRead, bytesWritten, &sum))
+    return std::nullopt;
+  return sum;
+}
+
+bool mlir::sluice::isCountedOp(Operation *op) {
+  if (!llvm::isa_and_nonnull<SluiceDialect>(op->getDialect()))
+    return false;
+  return !llvm::isa<GraphOp, ReturnOp, YieldOp, RenameOp>(op);
+}
+
+OpClass mlir::sluice::classifyOp(Operation *op) {
+  if (llvm::isa<ContractOp>(op))
+    return OpClass::Contraction;
+  if (llvm::isa<ReduceOp, SoftmaxOp, LayerNormOp>(op))
+    return OpClass::Normalization;
+  return OpClass::ElementWise;
+}
+
+/// A rename is a view: bytes belong to the tensor it renames.
+static Value resolveView(Value value) {
+  while (auto rename = value.getDefiningOp<RenameOp>())
+    value = rename.getInput();
+  return value;
+}
+
+static std::optional<uint64_t> tensorBytes(Value value) {
+  return llvm::cast<NamedTensorType>(value.getType()).getNumBytes();
+}
+
+static std::optional<uint64_t> tensorElements(Value value) {
+  return llvm::cast<NamedTensorType>(value.getType()).getNumElements();
+}
+
+/// The flop of one scalar evaluation of a map body: every arith/math op
+/// except constants and casts counts one.
+static uint64_t bodyFlopPerElement(MapOp map) {
+  uint64_t count = 0;
+  for (Operation &op : map.getBody().front().without_terminator())
+    if (!llvm::isa<arith::ConstantOp, arith::ExtFOp, arith::TruncFOp,
+                   arith::IndexCastOp>(op))
+      ++count;
+  return count;
+}
+
+/// Multiplies, reporting overflow as std::nullopt.
+static std::optional<uint64_t> checkedMul(std::optional<uint64_t> a,
+                                          std::optional<uint64_t> b) {
+  uint64_t product;
+  if (!a || !b || __builtin_mul_overflow(*a, *b, &product))
+    return std::nullopt;
+  return product;
+}
+
+static std::optional<uint64_t> primitiveFlop(Operation *op);
+
+/// A composite's flop is the flop of its decomposition, built in a detached
+/// scratch block and thrown away.
+static std::optional<uint64_t> compositeFlop(CompositeOpInterface composite) {
+  Block scratch;
+  OpBuilder builder(composite->getContext());
+  builder.setInsertionPointToStart(&scratch);
+  FailureOr<SmallVector<Value>> replacements =
+      composite.decompose(builder, Float32Type::get(composite->getContext()));
+  std::optional<uint64_t> total = 0;
+  if (failed(replacements))
+    total = std::nullopt;
+  for (Operation &inner : scratch) {
+    if (!total)
+      break;
+    std::optional<uint64_t> flop = primitiveFlop(&inner);
+    uint64_t sum;
+    if (!flop || __builtin_add_overflow(*total, *flop, &sum))
+      total = std::nullopt;
+    else
+      total = sum;
+  }
+  scratch.dropAllDefinedValueUses();
+  scratch.clear();
+  return total;
+}
+
+static std::optional<uint64_t> primitiveFlop(Operation *op) {
+  return llvm::TypeSwitch<Operation *, std::optional<uint64_t>>(op)
+      .Case([](ContractOp contract) -> std::optional<uint64_t> {
+        // 2 x the product of every distinct dimension size it touches.
+        llvm::StringMap<int64_t> sizes;
+        for (Value operand : {contract.getLhs(), contract.getRhs()}) {
+          auto type = llvm::cast<NamedTensorType>(operand.getType());
+          for (auto [name, size] :
+               llvm::zip(type.getDimNames(), type.getSizes()))
+            sizes[name.getValue()] = size;
+        }
+        std::optional<uint64_t> flop = 2;
+        for (auto &entry : sizes)
+          flop = checkedMul(flop, uint64_t(entry.second));
+        return flop;
+      })
+      .Case([](MapOp map) {
+        return checkedMul(tensorElements(map.getResult()),
+                          bodyFlopPerElement(map));
+      })
+      .Case([](ReduceOp reduce) -> std::optional<uint64_t> {
+        // One combine per input element beyond the first of each output.
+        std::optional<uint64_t> in = tensorElements(reduce.getInput());
+        std::optional<uint64_t> out = tensorElements(reduce.getResult());
+        if (!in || !out)
+          return std::nullopt;
+        return *in - *out;
+      })
+      .Case<RandomMaskOp, RelayoutOp, RenameOp>(
+          [](Operation *) { return uint64_t(0); })
+      .Case([](CompositeOpInterface composite) {
+        return compositeFlop(composite);
+      })
+      .Default([](Operation *) { return uint64_t(0); });
+}
+
+FailureOr<Cost> mlir::sluice::countOp(Operation *op) {
+  Cost cost;
+  auto overflow = [&](StringRef what) {
+    op->emitOpError() << "its " << what << " count overflows 64 bits";
+    return failure();
+  };
+  std::optional<uint64_t> flop = primitiveFlop(op);
+  if (!flop)
+    return overflow("flop");
+  cost.flop = *flop;
+  // Each distinct operand once (a renamed view is its source tensor).
+  llvm::SmallDenseSet<Value> seen;
+  for (Value operand : op->getOperands()) {
+    if (!seen.insert(resolveView(operand)).second)
+      continue;
+    std::optional<uint64_t> bytes = tensorBytes(operand);
+    if (!bytes ||
+        __builtin_add_overflow(cost.bytesRead, *bytes, &cost.bytesRead))
+      return overflow("bytes-read");
+  }
+  for (Value result : op->getResults()) {
+    std::optional<uint64_t> bytes = tensorBytes(result);
+    if (!bytes ||
+        __builtin_add_overflow(cost.bytesWritten, *bytes, &cost.bytesWritten))
+      return overflow("bytes-written");
+  }
+  return cost;
+}
+
+FailureOr<ModuleCounts> mlir::sluice::countModule(ModuleOp module) {
+  ModuleCounts counts;
+  for (GraphOp graph : module.getOps<GraphOp>()) {
+    llvm::StringMap<unsigned> numbering;
+    WalkResult walk = graph.walk([&](Operation *op) {
+      if (!isCountedOp(op) || op->getParentOfType<MapOp>())
+        return WalkResult::advance();
+      FailureOr<Cost> cost = countOp(op);
+      if (failed(cost))
+        return WalkResult::interrupt();
+      OpCount count;
+      count.op = op;
+      count.kind = op->getName().stripDialect().str();
+      if (auto name = op->getAttrOfType<StringAttr>(
+              SluiceDialect::getOpNameAttrName()))
+        count.name = name.getValue().str();
+      else
+        count.name =
+            count.kind + "_" + std::to_string(numbering[count.kind]++);
+      count.opClass = classifyOp(op);
+      count.phase = graph.getPhase();
+      count.cost = *cost;
+      if (!counts.total.add(count.cost) ||
+          !counts.byClass[static_cast<unsigned>(count.opClass)].add(
+              count.cost) ||
+          !counts.byPhase[static_cast<unsigned>(count.phase)].add(
+              count.cost)) {
+        op->emitOpError() << "adding its counts to the totals overflows 64 bits";
+        return WalkResult::interrupt();
+      }
+      counts.ops.push_back(std::move(count));
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+  }
+  return counts;
+}

@@ -1,0 +1,82 @@
+//===- Pipeline.cpp - the sluicec pipeline as a library -------------------===//
+
+#include "sluice/Pipeline/Pipeline.h"
+
+#include "dialects/sluice/SluicePasses.h"
+#include "sluice/Spec/EncoderBuilder.h"
+
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+using namespace mlir::sluice;
+
+void mlir::sluice::buildSluicePipeline(OpPassManager &pm,
+                                       const PipelineOptions &options) {
+  (void)pm;
+  (void)options;
+}
+
+void mlir::sluice::registerSluicePipelines() {
+  PassPipelineRegistration<>(
+      "sluice-pipeline", "The pass pipeline that sluicec runs",
+      [](OpPassManager &pm) { buildSluicePipeline(pm, PipelineOptions()); });
+}
+
+void mlir::sluice::registerSluiceDialects(DialectRegistry &registry) {
+  registry.insert<SluiceDialect, arith::ArithDialect, math::MathDialect>();
+}
+
+/// Parses a .mlir graph file; the source manager's diagnostics name the file,
+/// line and column.
+static OwningOpRef<ModuleOp> loadGraphFile(MLIRContext &context,
+                                           StringRef path) {
+  std::string message;
+  std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(path, &message);
+  if (!file) {
+    emitError(UnknownLoc::get(&context))
+        << "cannot read '" << path << "': " << message;
+    return nullptr;
+  }
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
+  return parseSourceFile<ModuleOp>(sourceMgr, &context);
+}
+
+FailureOr<Compilation> mlir::sluice::compile(MLIRContext &context,
+                                             StringRef inputPath,
+                                             const PipelineOptions &options) {
+  Compilation result;
+  if (llvm::sys::path::extension(inputPath) == ".mlir") {
+    result.module = loadGraphFile(context, inputPath);
+    if (!result.module)
+      return failure();
+  } else {
+    llvm::Expected<::sluice::LayerSpec> spec =
+        ::sluice::readLayerSpec(inputPath);
+    if (!spec) {
+      emitError(UnknownLoc::get(&context)) << llvm::toString(spec.takeError());
+      return failure();
+    }
+    result.spec = *spec;
+    result.module = ::sluice::buildEncoderGraph(
+        context, *spec, FileLineColLoc::get(&context, inputPath, 1, 1));
+    if (!result.module)
+      return failure();
+  }
+  if (failed(verify(*result.module)))
+    return failure();
+  PassManager pm(&context);
+  buildSluicePipeline(pm, options);
+  if (failed(pm.run(*result.module)))
+    return failure();
+  FailureOr<ModuleCounts> counts = countModule(*result.module);
+  if (failed(counts))
+    return failure();
+  result.counts = std::move(*counts);
+  return result;
+}

@@ -1,0 +1,21 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "SLUICE"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test", ".json"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.sluice_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
+                   "Inputs", "unittests"]
+
+config.substitutions.append(("%examples", os.path.join(config.sluice_src_root, "examples")))
+config.substitutions.append(("%python", "/usr/bin/python3"))
+
+llvm_config.with_system_environment(["HOME", "PATH"])
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.add_tool_substitutions(["sluice-opt", "sluicec"], [config.sluice_tools_dir])

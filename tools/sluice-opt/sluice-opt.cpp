@@ -1,0 +1,27 @@
+//===- sluice-opt.cpp - run sluice passes on .mlir files ------------------===//
+//
+// mlir-opt for the sluice dialect: registers only what sluice uses (no
+// register-everything headers), the sluice passes, and the sluicec pipeline.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/sluice/SluicePasses.h"
+#include "sluice/Pipeline/Pipeline.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::sluice::SluiceDialect, mlir::arith::ArithDialect,
+                  mlir::math::MathDialect>();
+  mlir::sluice::registerSluicePasses();
+  mlir::sluice::registerSluicePipelines();
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "Sluice optimizer driver\n", registry));
+}
