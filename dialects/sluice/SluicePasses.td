@@ -48,6 +48,75 @@ def SluiceDecompose : Pass<"sluice-decompose", "::mlir::ModuleOp"> {
     }
     ```
   }];
+  let options = [
+    Option<"computeType", "compute-type", "std::string", /*default=*/"\"f32\"",
+           "The float type map bodies compute in: 'f32' (code generation) or "
+           "'f64' (the reference interpreter's derivative checks)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
+}
+
+def SluiceAutodiff : Pass<"sluice-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Builds forward and backward graphs by reverse-mode autodiff";
+  let description = [{
+    Decomposes composites into primitives (map bodies in `compute-type`),
+    names every primitive after its composite, then replaces each forward
+    graph `@G` by two graphs:
+
+    * `@G_forward` (phase forward): the same arguments; the original
+      results, then the tensors the backward reads, named `saved.<name>`.
+      Boundary inputs the backward reads (`x`, weights) are returned as
+      `saved.x` etc. (the same buffer, not a copy).
+    * `@G_backward` (phase backward): the saved tensors (same names), then
+      one cotangent per original result (`dy` for `y`); one gradient per
+      original argument (`d_x` for `x`), in argument order, of the
+      argument's type, carrying the argument's `sluice.shape`.
+
+    Every primitive has a vector-Jacobian rule (contract, map by symbolic
+    differentiation of its body, reduce sum/max, relayout, rename,
+    random_mask). Saved set: exactly the forward tensors the rules read;
+    random masks are not saved but recomputed in the backward from the same
+    probability and stream; a map's derivative reads the map's output instead
+    of its inputs when that saves fewer tensors. Arguments no result depends
+    on get a zero gradient. New ops are named after the forward op
+    (`ffn1.grad_lhs`). Details in docs/Autodiff.md.
+
+    Before:
+    ```mlir
+    sluice.graph @G(%x: !sluice.tensor<[j=4, i=8], f32> {sluice.name = "x"},
+                    %w: !sluice.tensor<[i=8, u=16], f32> {sluice.name = "w"})
+        -> (!sluice.tensor<[j=4, u=16], f32> {sluice.name = "y"}) {
+      %h = sluice.contract %x, %w {sluice.name = "ffn1"} : (...) -> !sluice.tensor<[j=4, u=16], f32>
+      %y = sluice.relu %h {sluice.name = "act"} : !sluice.tensor<[j=4, u=16], f32>
+      sluice.return %y : !sluice.tensor<[j=4, u=16], f32>
+    }
+    ```
+    After:
+    ```mlir
+    sluice.graph @G_forward(%x: ... {sluice.name = "x"}, %w: ... {sluice.name = "w"})
+        -> (... {sluice.name = "y"}, ... {sluice.name = "saved.ffn1"},
+            ... {sluice.name = "saved.w"}, ... {sluice.name = "saved.x"}) {
+      %h = sluice.contract %x, %w {sluice.name = "ffn1"} : ...
+      %y = sluice.map (%h) {sluice.name = "act"} : ... { max(h, 0) }
+      sluice.return %y, %h, %w, %x : ...
+    }
+    sluice.graph @G_backward(%0: ... {sluice.name = "saved.ffn1"},
+                             %1: ... {sluice.name = "saved.w"},
+                             %2: ... {sluice.name = "saved.x"},
+                             %dy: ... {sluice.name = "dy"})
+        -> (... {sluice.name = "d_x"}, ... {sluice.name = "d_w"})
+        attributes {phase = #sluice.phase<backward>} {
+      %dh = sluice.map (%0, %dy) {sluice.name = "act.grad0"} : ... { h >= 0 ? dy : 0 }
+      %dx = sluice.contract %dh, %1 {sluice.name = "ffn1.grad_lhs"} : ...
+      %dw = sluice.contract %2, %dh {sluice.name = "ffn1.grad_rhs"} : ...
+      sluice.return %dx, %dw : ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"computeType", "compute-type", "std::string", /*default=*/"\"f32\"",
+           "The float type map bodies compute in: 'f32' or 'f64'">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
 }
 

@@ -20,7 +20,17 @@ struct DecomposePass : mlir::sluice::impl::SluiceDecomposeBase<DecomposePass> {
     SmallVector<CompositeOpInterface> composites;
     getOperation().walk(
         [&](CompositeOpInterface op) { composites.push_back(op); });
-    FloatType computeType = Float32Type::get(&getContext());
+    FloatType computeType;
+    if (this->computeType == "f32") {
+      computeType = Float32Type::get(&getContext());
+    } else if (this->computeType == "f64") {
+      computeType = Float64Type::get(&getContext());
+    } else {
+      getOperation().emitError()
+          << "--sluice-decompose: compute-type must be 'f32' or 'f64', got '"
+          << this->computeType << "'";
+      return signalPassFailure();
+    }
     for (CompositeOpInterface composite : composites) {
       OpBuilder builder(composite);
       FailureOr<SmallVector<Value>> replacements =

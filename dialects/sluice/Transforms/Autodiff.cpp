@@ -1,0 +1,400 @@
+//===- Autodiff.cpp - reverse-mode autodiff of sluice graphs --------------===//
+//
+// --sluice-autodiff: decomposes composites (naming every primitive after its
+// composite), then replaces each forward graph @G by @G_forward (the same
+// computation, also returning the tensors the backward reads) and
+// @G_backward (phase backward: saved tensors and result cotangents in, one
+// gradient per argument out). The per-primitive rules are in
+// AutodiffRules.cpp; docs/Autodiff.md describes the design.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/sluice/SluiceBuilders.h"
+#include "dialects/sluice/SluicePasses.h"
+#include "dialects/sluice/Transforms/Autodiff.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mlir::sluice {
+#define GEN_PASS_DEF_SLUICEAUTODIFF
+#include "dialects/sluice/SluicePasses.h.inc"
+} // namespace mlir::sluice
+
+using namespace mlir;
+using namespace mlir::sluice;
+using namespace mlir::sluice::autodiff;
+
+//===----------------------------------------------------------------------===//
+// Naming
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Hands out names unique within one graph: `base`, then `base.1`, ...
+class NameTable {
+public:
+  std::string unique(StringRef base) {
+    if (used.insert(base).second)
+      return base.str();
+    for (unsigned n = 1;; ++n) {
+      std::string candidate = (base + "." + Twine(n)).str();
+      if (used.insert(candidate).second)
+        return candidate;
+    }
+  }
+  void reserve(StringRef name) { used.insert(name); }
+
+private:
+  llvm::StringSet<> used;
+};
+} // namespace
+
+/// A short label for a primitive within its composite: "max"/"sum" for a
+/// reduction, "mask" for a random mask, else the op's mnemonic.
+static std::string primitiveLabel(Operation *op) {
+  if (auto reduce = llvm::dyn_cast<ReduceOp>(op))
+    return stringifyReduceKind(reduce.getKind()).str();
+  if (llvm::isa<RandomMaskOp>(op))
+    return "mask";
+  return op->getName().stripDialect().str();
+}
+
+/// The label of composite result `index` (> 0): "mean", "rstd", "mask".
+static std::string compositeResultLabel(Operation *composite, unsigned index) {
+  if (llvm::isa<LayerNormOp>(composite))
+    return index == 1 ? "mean" : "rstd";
+  if (llvm::isa<DropoutOp>(composite))
+    return "mask";
+  return ("r" + Twine(index)).str();
+}
+
+/// Decomposes the composites of `graph` and gives every op a report name:
+/// the primitive producing a composite's first result keeps the composite's
+/// name ("ln"), other results' producers are "ln.mean", "ln.rstd", and
+/// intermediate primitives "ln.sum", "ln.map", ... Unnamed ops get their
+/// mnemonic ("contract", "contract.1").
+static LogicalResult decomposeAndName(GraphOp graph, FloatType computeType) {
+  NameTable names;
+  graph.walk([&](Operation *op) {
+    StringRef name = getOpName(op);
+    if (!name.empty())
+      names.reserve(name);
+  });
+  SmallVector<CompositeOpInterface> composites;
+  graph.walk([&](CompositeOpInterface op) { composites.push_back(op); });
+  for (CompositeOpInterface composite : composites) {
+    Operation *op = composite.getOperation();
+    std::string base = getOpName(op).str();
+    if (base.empty())
+      base = names.unique(op->getName().stripDialect());
+    Operation *previous = op->getPrevNode();
+    OpBuilder builder(op);
+    FailureOr<SmallVector<Value>> replacements =
+        composite.decompose(builder, computeType);
+    if (failed(replacements))
+      return op->emitOpError() << "could not be decomposed";
+    // Name the producers of the composite's results, then the rest.
+    Block::iterator begin = previous ? std::next(previous->getIterator())
+                                     : op->getBlock()->begin();
+    DenseSet<Operation *> created;
+    for (Operation &newOp : llvm::make_range(begin, op->getIterator()))
+      created.insert(&newOp);
+    for (auto [index, value] : llvm::enumerate(*replacements)) {
+      Operation *producer = value.getDefiningOp();
+      if (!producer || !created.contains(producer) ||
+          !getOpName(producer).empty())
+        continue;
+      setOpName(value, index == 0
+                           ? base
+                           : names.unique(base + "." +
+                                          compositeResultLabel(op, index)));
+    }
+    for (Operation *newOp : created)
+      if (getOpName(newOp).empty())
+        newOp->setAttr(SluiceDialect::getOpNameAttrName(),
+                       builder.getStringAttr(names.unique(
+                           base + "." + primitiveLabel(newOp))));
+    op->replaceAllUsesWith(*replacements);
+    op->erase();
+  }
+  for (Operation &op : graph.getBody().front().without_terminator())
+    if (getOpName(&op).empty())
+      op.setAttr(SluiceDialect::getOpNameAttrName(),
+                 StringAttr::get(op.getContext(),
+                                 names.unique(primitiveLabel(&op))));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The backward graph
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Builds @G_backward for the (decomposed) forward graph @G.
+class BackwardBuilder : public BackwardContext {
+public:
+  BackwardBuilder(GraphOp forward, GraphOp backward, FloatType computeType)
+      : forward(forward), backward(backward), computeType(computeType),
+        block(&backward.getBody().front()),
+        builder(OpBuilder::atBlockEnd(block)) {
+    // Everything that depends on an argument needs a gradient.
+    for (BlockArgument arg : forward.getArguments())
+      varied.insert(arg);
+    for (Operation &op : forward.getBody().front().without_terminator())
+      if (llvm::any_of(op.getOperands(),
+                       [&](Value v) { return varied.contains(v); }))
+        for (Value result : op.getResults())
+          varied.insert(result);
+  }
+
+  OpBuilder &getBuilder() override { return builder; }
+  FloatType getComputeType() override { return computeType; }
+  bool needsGradient(Value value) override { return varied.contains(value); }
+
+  bool isPrimalAvailable(Value value) override {
+    return primals.count(value) || isRecomputable(value);
+  }
+
+  Value getPrimal(Value value) override {
+    if (Value primal = primals.lookup(value))
+      return primal;
+    Value primal;
+    if (isRecomputable(value)) {
+      // Random masks (and other ops without operands) are recomputed: the
+      // same probability and stream under the same seed draw the same mask.
+      IRMapping mapping;
+      Operation *clone = builder.clone(*value.getDefiningOp(), mapping);
+      primal = clone->getResult(0);
+      setOpName(primal, getOpName(value.getDefiningOp()) + ".recompute");
+    } else {
+      primal = block->insertArgument(saved.size(), value.getType(),
+                                     value.getLoc());
+      saved.push_back(value);
+      savedNames.push_back(savedNameTable.unique("saved." + readableName(value)));
+    }
+    primals[value] = primal;
+    return primal;
+  }
+
+  void accumulate(Value value, Value contribution) override {
+    assert(contribution.getType() == value.getType() &&
+           "a gradient must have its primal's type");
+    Value &gradient = gradients[value];
+    if (!gradient) {
+      gradient = contribution;
+      return;
+    }
+    gradient = buildMap(builder, value.getLoc(), getTensorType(value),
+                        {gradient, contribution}, computeType,
+                        [](OpBuilder &b, Location loc, ValueRange args) {
+                          return arith::AddFOp::create(b, loc, args[0],
+                                                       args[1])
+                              .getResult();
+                        });
+    setOpName(gradient, readableName(value) + ".grad_acc");
+  }
+
+  /// Builds the backward body and both signatures.
+  LogicalResult run() {
+    Block &forwardBlock = forward.getBody().front();
+    ReturnOp forwardReturn = forward.getReturnOp();
+    // One cotangent argument per forward result.
+    SmallVector<Value> cotangents;
+    for (auto [index, result] : llvm::enumerate(forwardReturn.getOperands())) {
+      Value cotangent = block->addArgument(result.getType(), result.getLoc());
+      cotangents.push_back(cotangent);
+      if (needsGradient(result))
+        accumulate(result, cotangent);
+    }
+    // Reverse sweep over the primitives.
+    for (Operation &op :
+         llvm::reverse(forwardBlock.without_terminator())) {
+      if (op.getNumResults() != 1)
+        return op.emitOpError() << "has no vector-Jacobian rule";
+      Value cotangent = gradients.lookup(op.getResult(0));
+      if (!cotangent)
+        continue;
+      if (failed(buildVjp(&op, cotangent, *this)))
+        return failure();
+    }
+    // One gradient per argument; zero where no result depends on it.
+    SmallVector<Value> argGradients;
+    for (auto [index, arg] : llvm::enumerate(forward.getArguments())) {
+      Value gradient = gradients.lookup(arg);
+      if (!gradient) {
+        gradient = buildMap(builder, arg.getLoc(), getTensorType(arg), {},
+                            computeType,
+                            [&](OpBuilder &b, Location loc, ValueRange) {
+                              return buildConstant(b, loc, computeType, 0.0);
+                            });
+        setOpName(gradient, "d_" + forward.getArgName(index) + ".zero");
+      }
+      argGradients.push_back(gradient);
+    }
+    ReturnOp::create(builder, forward.getLoc(), argGradients);
+    setSignatures(cotangents.size());
+    return success();
+  }
+
+private:
+  static bool isRecomputable(Value value) {
+    Operation *op = value.getDefiningOp();
+    return op && op->getNumOperands() == 0 && op->getNumResults() == 1 &&
+           op->getNumRegions() == 0;
+  }
+
+  std::string readableName(Value value) {
+    if (auto arg = llvm::dyn_cast<BlockArgument>(value))
+      return forward.getArgName(arg.getArgNumber()).str();
+    return getOpName(value.getDefiningOp()).str();
+  }
+
+  void setSignatures(unsigned numCotangents) {
+    MLIRContext *context = forward.getContext();
+    auto nameDict = [&](StringRef name,
+                        DictionaryAttr extra = {}) -> DictionaryAttr {
+      NamedAttrList attrs;
+      if (extra)
+        attrs.append(extra.getValue());
+      attrs.set(SluiceDialect::getNameAttrName(),
+                StringAttr::get(context, name));
+      return attrs.getDictionary(context);
+    };
+
+    // @G_forward: the original results, then the saved tensors.
+    ReturnOp forwardReturn = forward.getReturnOp();
+    SmallVector<DictionaryAttr> forwardResultAttrs;
+    for (unsigned i = 0, e = forward.getNumResults(); i < e; ++i)
+      forwardResultAttrs.push_back(forward.getResultAttrDict(i));
+    SmallVector<Value> forwardResults(forwardReturn.getOperands());
+    for (auto [value, name] : llvm::zip(saved, savedNames)) {
+      forwardResults.push_back(value);
+      forwardResultAttrs.push_back(nameDict(name));
+    }
+    forwardReturn->setOperands(forwardResults);
+    forward.setFunctionType(FunctionType::get(
+        context, forward.getArgumentTypes(),
+        ValueRange(forwardResults).getTypes()));
+    forward.setAllResultAttrs(forwardResultAttrs);
+
+    // @G_backward: saved tensors and cotangents in, gradients out.
+    SmallVector<DictionaryAttr> argAttrs, resultAttrs;
+    for (StringRef name : savedNames)
+      argAttrs.push_back(nameDict(name));
+    for (unsigned i = 0; i < numCotangents; ++i)
+      argAttrs.push_back(nameDict(("d" + forward.getResultName(i)).str()));
+    for (unsigned i = 0, e = forward.getNumArguments(); i < e; ++i) {
+      DictionaryAttr extra;
+      if (Attribute shape =
+              forward.getArgAttr(i, SluiceDialect::getShapeAttrName()))
+        extra = DictionaryAttr::get(
+            context, {NamedAttribute(StringAttr::get(
+                                         context,
+                                         SluiceDialect::getShapeAttrName()),
+                                     shape)});
+      resultAttrs.push_back(
+          nameDict(("d_" + forward.getArgName(i)).str(), extra));
+    }
+    backward.setFunctionType(FunctionType::get(
+        context, block->getArgumentTypes(), forward.getArgumentTypes()));
+    backward.setAllArgAttrs(argAttrs);
+    backward.setAllResultAttrs(resultAttrs);
+  }
+
+  GraphOp forward, backward;
+  FloatType computeType;
+  Block *block;
+  OpBuilder builder;
+  DenseSet<Value> varied;
+  DenseMap<Value, Value> primals, gradients;
+  SmallVector<Value> saved;
+  SmallVector<std::string> savedNames;
+  NameTable savedNameTable;
+};
+} // namespace
+
+/// Makes the report names of `graph`'s ops unique (`name`, `name.1`, ...).
+static void uniquifyOpNames(GraphOp graph) {
+  NameTable names;
+  for (Operation &op : graph.getBody().front().without_terminator()) {
+    StringRef name = getOpName(&op);
+    if (name.empty())
+      continue;
+    std::string unique = names.unique(name);
+    if (unique != name)
+      op.setAttr(SluiceDialect::getOpNameAttrName(),
+                 StringAttr::get(op.getContext(), unique));
+  }
+}
+
+static LogicalResult differentiate(GraphOp graph, FloatType computeType,
+                                   SymbolTable &symbols) {
+  std::string forwardName = (graph.getSymName() + "_forward").str();
+  std::string backwardName = (graph.getSymName() + "_backward").str();
+  for (StringRef name : {StringRef(forwardName), StringRef(backwardName)})
+    if (symbols.lookup(name))
+      return graph.emitOpError()
+             << "cannot be differentiated: symbol @" << name
+             << " already exists";
+  if (failed(decomposeAndName(graph, computeType)))
+    return failure();
+
+  OpBuilder builder(graph);
+  builder.setInsertionPointAfter(graph);
+  auto backward = GraphOp::create(builder, graph.getLoc(), backwardName, {},
+                                  TypeRange(), {}, TypeRange(),
+                                  Phase::backward);
+  BackwardBuilder backwardBuilder(graph, backward, computeType);
+  if (failed(backwardBuilder.run())) {
+    backward.erase();
+    return failure();
+  }
+  uniquifyOpNames(backward);
+  symbols.remove(graph);
+  graph.setSymName(forwardName);
+  symbols.insert(graph);
+  symbols.insert(backward);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+/// The float type named by a `compute-type` option ("f32" or "f64").
+static FailureOr<FloatType> parseComputeType(MLIRContext *context,
+                                             StringRef name) {
+  if (name == "f32")
+    return FloatType(Float32Type::get(context));
+  if (name == "f64")
+    return FloatType(Float64Type::get(context));
+  return failure();
+}
+
+namespace {
+struct AutodiffPass : mlir::sluice::impl::SluiceAutodiffBase<AutodiffPass> {
+  using SluiceAutodiffBase::SluiceAutodiffBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<FloatType> type = parseComputeType(&getContext(), computeType);
+    if (failed(type)) {
+      module.emitError() << "--sluice-autodiff: compute-type must be 'f32' "
+                            "or 'f64', got '"
+                         << computeType << "'";
+      return signalPassFailure();
+    }
+    SmallVector<GraphOp> graphs;
+    for (GraphOp graph : module.getOps<GraphOp>())
+      if (graph.getPhase() == Phase::forward)
+        graphs.push_back(graph);
+    SymbolTable symbols(module);
+    for (GraphOp graph : graphs)
+      if (failed(differentiate(graph, *type, symbols)))
+        return signalPassFailure();
+  }
+};
+} // namespace
