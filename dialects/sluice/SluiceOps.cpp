@@ -153,10 +153,30 @@ ParseResult GraphOp::parse(OpAsmParser &parser, OperationState &result) {
       getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name));
 }
 
+// As function_interface_impl::printFunctionOp, but the default phase
+// (forward) is elided: only `attributes {phase = #sluice<phase backward>}`
+// is printed.
 void GraphOp::print(OpAsmPrinter &printer) {
-  function_interface_impl::printFunctionOp(
-      printer, *this, /*isVariadic=*/false, getFunctionTypeAttrName(),
-      getArgAttrsAttrName(), getResAttrsAttrName());
+  printer << ' ';
+  StringRef visibilityAttrName = SymbolTable::getVisibilityAttrName();
+  if (auto visibility = (*this)->getAttrOfType<StringAttr>(visibilityAttrName))
+    printer << visibility.getValue() << ' ';
+  printer.printSymbolName(getSymName());
+  function_interface_impl::printFunctionSignature(
+      printer, *this, getArgumentTypes(), /*isVariadic=*/false,
+      getResultTypes());
+  SmallVector<StringRef, 5> elided = {
+      visibilityAttrName, getFunctionTypeAttrName().getValue(),
+      getArgAttrsAttrName().getValue(), getResAttrsAttrName().getValue()};
+  if (getPhase() == Phase::forward)
+    elided.push_back(getPhaseAttrName().getValue());
+  function_interface_impl::printFunctionAttributes(printer, *this, elided);
+  Region &body = getBody();
+  if (!body.empty()) {
+    printer << ' ';
+    printer.printRegion(body, /*printEntryBlockArgs=*/false,
+                        /*printBlockTerminators=*/true);
+  }
 }
 
 StringRef GraphOp::getArgName(unsigned index) {
@@ -262,6 +282,26 @@ LogicalResult ReturnOp::verify() {
 //===----------------------------------------------------------------------===//
 // Primitives
 //===----------------------------------------------------------------------===//
+
+// `max`, not `#sluice<reduce_kind max>`: the attribute's own printer would
+// add a second space after the mnemonic.
+static ParseResult parseReduceKind(OpAsmParser &parser, ReduceKindAttr &kind) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  std::optional<ReduceKind> value = symbolizeReduceKind(keyword);
+  if (!value)
+    return parser.emitError(loc) << "expected reduce kind 'sum' or 'max', got '"
+                                 << keyword << "'";
+  kind = ReduceKindAttr::get(parser.getContext(), *value);
+  return success();
+}
+
+static void printReduceKind(OpAsmPrinter &printer, ReduceOp,
+                            ReduceKindAttr kind) {
+  printer << stringifyReduceKind(kind.getValue());
+}
 
 LogicalResult ContractOp::verify() {
   NamedTensorType lhs = tensorType(getLhs()), rhs = tensorType(getRhs()),

@@ -171,7 +171,8 @@ def Sluice_ReduceOp : Sluice_Op<"reduce", [Pure]> {
                        StrArrayAttr:$dims);
   let results = (outs Sluice_Tensor:$result);
   let assemblyFormat = [{
-    $kind $input `over` $dims attr-dict `:` type($input) `->` type($result)
+    custom<ReduceKind>($kind) $input `over` $dims attr-dict `:` qualified(type($input))
+    `->` qualified(type($result))
   }];
   let hasVerifier = 1;
 }
@@ -192,7 +193,7 @@ def Sluice_RandomMaskOp : Sluice_Op<"random_mask", [Pure]> {
   }];
   let arguments = (ins F64Attr:$probability, I64Attr:$stream);
   let results = (outs Sluice_Tensor:$result);
-  let assemblyFormat = "attr-dict `:` type($result)";
+  let assemblyFormat = "attr-dict `:` qualified(type($result))";
   let hasVerifier = 1;
 }
 
@@ -208,7 +209,9 @@ def Sluice_RelayoutOp : Sluice_Op<"relayout", [Pure]> {
   }];
   let arguments = (ins Sluice_Tensor:$input);
   let results = (outs Sluice_Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = [{
+    $input attr-dict `:` qualified(type($input)) `->` qualified(type($result))
+  }];
   let hasVerifier = 1;
 }
 
@@ -226,7 +229,9 @@ def Sluice_RenameOp : Sluice_Op<"rename", [Pure]> {
   }];
   let arguments = (ins Sluice_Tensor:$input);
   let results = (outs Sluice_Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = [{
+    $input attr-dict `:` qualified(type($input)) `->` qualified(type($result))
+  }];
   let hasVerifier = 1;
 }
 
@@ -261,7 +266,7 @@ def Sluice_SoftmaxOp : Sluice_CompositeOp<"softmax", [SameOperandsAndResultType]
   }];
   let arguments = (ins Sluice_Tensor:$input, StrAttr:$dim);
   let results = (outs Sluice_Tensor:$result);
-  let assemblyFormat = "$input `over` $dim attr-dict `:` type($input)";
+  let assemblyFormat = "$input `over` $dim attr-dict `:` qualified(type($input))";
   let hasVerifier = 1;
 }
 
@@ -289,7 +294,7 @@ class Sluice_ActivationOp<string mnemonic, string formula>
   let summary = "Element-wise " # formula;
   let arguments = (ins Sluice_Tensor:$input);
   let results = (outs Sluice_Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input))";
 }
 
 def Sluice_ReluOp : Sluice_ActivationOp<"relu", "max(x, 0)">;
@@ -307,7 +312,10 @@ def Sluice_DropoutOp : Sluice_CompositeOp<"dropout"> {
   let arguments = (ins Sluice_Tensor:$input, F64Attr:$probability,
                        I64Attr:$stream);
   let results = (outs Sluice_Tensor:$result, Sluice_Tensor:$mask);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result) `,` type($mask)";
+  let assemblyFormat = [{
+    $input attr-dict `:` qualified(type($input)) `->` qualified(type($result))
+    `,` qualified(type($mask))
+  }];
   let hasVerifier = 1;
 }
 
@@ -319,7 +327,9 @@ def Sluice_CausalMaskOp : Sluice_CompositeOp<"causal_mask", [SameOperandsAndResu
   }];
   let arguments = (ins Sluice_Tensor:$input, StrAttr:$query, StrAttr:$key);
   let results = (outs Sluice_Tensor:$result);
-  let assemblyFormat = "$input `query` $query `key` $key attr-dict `:` type($input)";
+  let assemblyFormat = [{
+    $input `query` $query `key` $key attr-dict `:` qualified(type($input))
+  }];
   let hasVerifier = 1;
 }
 
