@@ -217,5 +217,8 @@ FailureOr<ModuleCounts> mlir::sluice::countModule(ModuleOp module) {
     if (walk.wasInterrupted())
       return failure();
   }
+  if (!counts.total.bytesMoved())
+    return module.emitError()
+           << "the total bytes read and written overflow 64 bits";
   return counts;
 }

@@ -1,0 +1,73 @@
+//===- JsonReport.cpp - report.json ---------------------------------------===//
+
+#include "sluice/Report/Report.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace mlir::sluice;
+using json = nlohmann::ordered_json;
+
+static json costToJson(const Cost &cost) {
+  json object;
+  object["flop"] = cost.flop;
+  object["bytes_read"] = cost.bytesRead;
+  object["bytes_written"] = cost.bytesWritten;
+  // bytes_read + bytes_written cannot overflow here: the analysis checked it.
+  object["bytes"] = cost.bytesMoved().value_or(UINT64_MAX);
+  return object;
+}
+
+static json specToJson(const sluice::LayerSpec &spec) {
+  json object;
+  object["name"] = spec.name;
+  object["layer"] = spec.layer;
+  object["norm"] = sluice::stringifyNorm(spec.norm).str();
+  object["causal"] = spec.causal;
+  object["dims"] = {{"batch", spec.dims.batch},     {"seq", spec.dims.seq},
+                    {"heads", spec.dims.heads},     {"head_dim", spec.dims.headDim},
+                    {"embed", spec.dims.embed},     {"ffn", spec.dims.ffn}};
+  object["activation"] = sluice::stringifyActivation(spec.activation).str();
+  object["dropout"] = {{"attention", spec.dropout.attention},
+                       {"residual", spec.dropout.residual},
+                       {"activation", spec.dropout.activation}};
+  object["layernorm_eps"] = spec.layernormEps;
+  object["dtype"] = sluice::stringifyDType(spec.dtype).str();
+  object["training"] = spec.training;
+  object["target"] = spec.target;
+  return object;
+}
+
+std::string sluice::renderJsonReport(const ModuleCounts &counts,
+                                     const ReportContext &context) {
+  json report;
+  report["name"] = context.name;
+  report["input"] = context.inputPath;
+  if (context.spec)
+    report["spec"] = specToJson(*context.spec);
+  json ops = json::array();
+  for (const OpCount &count : counts.ops) {
+    json op;
+    op["name"] = count.name;
+    op["kind"] = count.kind;
+    op["class"] = stringifyOpClass(count.opClass).str();
+    op["phase"] = stringifyPhase(count.phase).str();
+    op["flop"] = count.cost.flop;
+    op["bytes_read"] = count.cost.bytesRead;
+    op["bytes_written"] = count.cost.bytesWritten;
+    ops.push_back(std::move(op));
+  }
+  report["ops"] = std::move(ops);
+  json totals = costToJson(counts.total);
+  json byClass = json::object();
+  for (OpClass opClass : {OpClass::Contraction, OpClass::Normalization,
+                          OpClass::ElementWise})
+    byClass[stringifyOpClass(opClass).str()] =
+        costToJson(counts.classTotal(opClass));
+  totals["by_class"] = std::move(byClass);
+  json byPhase = json::object();
+  for (Phase phase : {Phase::forward, Phase::backward})
+    byPhase[stringifyPhase(phase).str()] = costToJson(counts.phaseTotal(phase));
+  totals["by_phase"] = std::move(byPhase);
+  report["totals"] = std::move(totals);
+  return report.dump(2) + "\n";
+}

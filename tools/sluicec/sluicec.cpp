@@ -1,1 +1,118 @@
-int main() { return 0; }
+//===- sluicec.cpp - the Sluice compiler driver ---------------------------===//
+//
+// sluicec SPEC.json|GRAPH.mlir [-o DIR]
+//
+// Parses options, runs the pipeline (lib/Pipeline) and writes DIR/graph.mlir,
+// DIR/report.json and DIR/report.md all or nothing, then prints a summary
+// table. Every error names the file and what was wrong, exits with status 1
+// and writes nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sluice/Pipeline/OutputFiles.h"
+#include "sluice/Pipeline/Pipeline.h"
+#include "sluice/Report/Report.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/LogicalResult.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::sluice;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("sluicec options");
+static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
+                                      cl::desc("<spec.json | graph.mlir>"),
+                                      cl::cat(category));
+static cl::opt<std::string> outputDir("o", cl::desc("Output directory"),
+                                      cl::value_desc("dir"), cl::init("out"),
+                                      cl::cat(category));
+static cl::opt<bool> quiet("quiet", cl::desc("Do not print the summary table"),
+                           cl::cat(category));
+
+/// Prints diagnostics as "file:line:col: error: message" (or
+/// "sluicec: error: message" when there is no file position).
+static LogicalResult printDiagnostic(Diagnostic &diag) {
+  llvm::raw_ostream &os = llvm::errs();
+  Location loc = diag.getLocation();
+  if (auto fileLoc = llvm::dyn_cast<FileLineColLoc>(loc))
+    os << fileLoc.getFilename().getValue() << ":" << fileLoc.getLine() << ":"
+       << fileLoc.getColumn() << ": ";
+  else
+    os << "sluicec: ";
+  switch (diag.getSeverity()) {
+  case DiagnosticSeverity::Error:
+    os << "error: ";
+    break;
+  case DiagnosticSeverity::Warning:
+    os << "warning: ";
+    break;
+  default:
+    os << "note: ";
+    break;
+  }
+  os << diag << "\n";
+  for (Diagnostic &note : diag.getNotes())
+    os << "  note: " << note << "\n";
+  return success();
+}
+
+static LogicalResult compileToDirectory() {
+  DialectRegistry registry;
+  registerSluiceDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  ScopedDiagnosticHandler handler(&context, printDiagnostic);
+
+  FailureOr<Compilation> compilation =
+      compile(context, inputPath, PipelineOptions());
+  if (failed(compilation))
+    return failure();
+
+  ::sluice::ReportContext reportContext;
+  reportContext.inputPath = inputPath;
+  reportContext.spec = compilation->spec;
+  if (compilation->spec)
+    reportContext.name = compilation->spec->name;
+  else if (auto graphs = compilation->module->getOps<GraphOp>();
+           !graphs.empty())
+    reportContext.name = (*graphs.begin()).getSymName().str();
+
+  std::string graphText;
+  llvm::raw_string_ostream graphStream(graphText);
+  compilation->module->print(graphStream);
+  std::vector<::sluice::OutputFile> files = {
+      {"graph.mlir", graphText},
+      {"report.json",
+       ::sluice::renderJsonReport(compilation->counts, reportContext)},
+      {"report.md",
+       ::sluice::renderMarkdownReport(compilation->counts, reportContext)},
+  };
+  if (llvm::Error error = ::sluice::writeOutputFiles(outputDir, files)) {
+    llvm::errs() << "sluicec: error: " << llvm::toString(std::move(error))
+                 << "\n";
+    return failure();
+  }
+  if (!quiet) {
+    llvm::outs() << ::sluice::renderSummaryTable(compilation->counts,
+                                                 reportContext);
+    llvm::outs() << "\nwrote " << outputDir << "/{graph.mlir, report.json, "
+                                               "report.md}\n";
+  }
+  return success();
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "sluicec: compile a transformer layer spec (or a sluice graph) and "
+      "report its flop and data movement\n");
+  return asMainReturnCode(compileToDirectory());
+}

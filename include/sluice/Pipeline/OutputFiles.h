@@ -1,0 +1,31 @@
+//===- OutputFiles.h - all-or-nothing output writing ------------*- C++ -*-===//
+
+#ifndef SLUICE_PIPELINE_OUTPUTFILES_H
+#define SLUICE_PIPELINE_OUTPUTFILES_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <utility>
+
+namespace sluice {
+
+/// A file to write: its name inside the output directory and its contents.
+struct OutputFile {
+  std::string name;
+  std::string contents;
+};
+
+/// Writes `files` into `directory` (created if missing) all or nothing: each
+/// file goes to a temporary in the directory first, and only when every one
+/// was written are they renamed into place. On error nothing new is left
+/// behind (a directory created here is removed again) and the error names
+/// the path and the reason.
+llvm::Error writeOutputFiles(llvm::StringRef directory,
+                             llvm::ArrayRef<OutputFile> files);
+
+} // namespace sluice
+
+#endif // SLUICE_PIPELINE_OUTPUTFILES_H

@@ -1,0 +1,50 @@
+//===- Report.h - report.json, report.md and the summary table -*- C++ -*-===//
+//
+// Serialization only: the numbers come from the data-movement analysis
+// (sluice/Analysis/DataMovement.h). The report.json schema is documented in
+// docs/Report.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SLUICE_REPORT_REPORT_H
+#define SLUICE_REPORT_REPORT_H
+
+#include "sluice/Analysis/DataMovement.h"
+#include "sluice/Spec/LayerSpec.h"
+
+#include <optional>
+#include <string>
+
+namespace sluice {
+
+/// What a report describes besides the counts.
+struct ReportContext {
+  /// The layer's name (the spec's name, or the first graph's symbol).
+  std::string name;
+  /// The input file as given on the command line.
+  std::string inputPath;
+  /// The checked spec, when the input was a spec.
+  std::optional<LayerSpec> spec;
+};
+
+/// report.json: {name, input, spec?, ops: [...], totals: {...}}.
+std::string renderJsonReport(const mlir::sluice::ModuleCounts &counts,
+                             const ReportContext &context);
+
+/// report.md: the same numbers as Markdown tables.
+std::string renderMarkdownReport(const mlir::sluice::ModuleCounts &counts,
+                                 const ReportContext &context);
+
+/// The compact table sluicec prints.
+std::string renderSummaryTable(const mlir::sluice::ModuleCounts &counts,
+                               const ReportContext &context);
+
+/// "1,234,567".
+std::string formatWithSeparators(uint64_t value);
+
+/// One line describing a spec ("encoder, post-LN, b=8 s=512 …").
+std::string describeSpec(const LayerSpec &spec);
+
+} // namespace sluice
+
+#endif // SLUICE_REPORT_REPORT_H

@@ -1,0 +1,126 @@
+//===- TextReport.cpp - report.md and the summary table -------------------===//
+
+#include "sluice/Report/Report.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir::sluice;
+
+std::string sluice::formatWithSeparators(uint64_t value) {
+  std::string digits = std::to_string(value);
+  std::string result;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0)
+      result += ',';
+    result += digits[i];
+  }
+  return result;
+}
+
+std::string sluice::describeSpec(const LayerSpec &spec) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << spec.layer << ", " << stringifyNorm(spec.norm) << "-LN"
+     << (spec.causal ? ", causal" : "") << ", batch " << spec.dims.batch
+     << ", seq " << spec.dims.seq << ", " << spec.dims.heads << " heads of "
+     << spec.dims.headDim << ", embed " << spec.dims.embed << ", ffn "
+     << spec.dims.ffn << ", " << stringifyActivation(spec.activation) << ", "
+     << stringifyDType(spec.dtype) << ", "
+     << (spec.training ? "training" : "inference") << ", " << spec.target;
+  return text;
+}
+
+namespace {
+/// The rows both text renderings share: one per op, then per-class,
+/// per-phase and overall totals.
+struct Row {
+  std::string name, kind, opClass, phase;
+  Cost cost;
+};
+} // namespace
+
+static std::vector<Row> opRows(const ModuleCounts &counts) {
+  std::vector<Row> rows;
+  for (const OpCount &count : counts.ops)
+    rows.push_back({count.name, count.kind,
+                    stringifyOpClass(count.opClass).str(),
+                    stringifyPhase(count.phase).str(), count.cost});
+  return rows;
+}
+
+static std::vector<Row> totalRows(const ModuleCounts &counts) {
+  std::vector<Row> rows;
+  for (OpClass opClass :
+       {OpClass::Contraction, OpClass::Normalization, OpClass::ElementWise})
+    rows.push_back({"", "", stringifyOpClass(opClass).str(), "",
+                    counts.classTotal(opClass)});
+  for (Phase phase : {Phase::forward, Phase::backward})
+    rows.push_back({"", "", "", stringifyPhase(phase).str(),
+                    counts.phaseTotal(phase)});
+  rows.push_back({"total", "", "", "", counts.total});
+  return rows;
+}
+
+std::string sluice::renderSummaryTable(const ModuleCounts &counts,
+                                       const ReportContext &context) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << context.name;
+  if (context.spec)
+    os << ": " << describeSpec(*context.spec);
+  os << "\n\n";
+  auto printRow = [&](llvm::StringRef name, llvm::StringRef opClass,
+                      llvm::StringRef phase, const std::string &flop,
+                      const std::string &read, const std::string &written) {
+    os << llvm::left_justify(name, 16) << llvm::left_justify(opClass, 15)
+       << llvm::left_justify(phase, 10) << llvm::right_justify(flop, 20)
+       << llvm::right_justify(read, 17) << llvm::right_justify(written, 17)
+       << "\n";
+  };
+  printRow("op", "class", "phase", "flop", "bytes read", "bytes written");
+  for (const Row &row : opRows(counts))
+    printRow(row.name, row.opClass, row.phase,
+             formatWithSeparators(row.cost.flop),
+             formatWithSeparators(row.cost.bytesRead),
+             formatWithSeparators(row.cost.bytesWritten));
+  os << std::string(95, '-') << "\n";
+  for (const Row &row : totalRows(counts)) {
+    std::string label = !row.name.empty()      ? row.name
+                        : !row.opClass.empty() ? "all " + row.opClass
+                                               : "all " + row.phase;
+    printRow(label, "", "", formatWithSeparators(row.cost.flop),
+             formatWithSeparators(row.cost.bytesRead),
+             formatWithSeparators(row.cost.bytesWritten));
+  }
+  return text;
+}
+
+std::string sluice::renderMarkdownReport(const ModuleCounts &counts,
+                                         const ReportContext &context) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "# " << context.name << "\n\n";
+  os << "Input: `" << context.inputPath << "`";
+  if (context.spec)
+    os << " — " << describeSpec(*context.spec);
+  os << "\n\nEvery number comes from the data-movement analysis; the counting "
+        "rules are in docs/Accounting.md.\n\n";
+  os << "## Operators\n\n";
+  os << "| op | kind | class | phase | flop | bytes read | bytes written |\n";
+  os << "|---|---|---|---|---:|---:|---:|\n";
+  for (const Row &row : opRows(counts))
+    os << "| " << row.name << " | " << row.kind << " | " << row.opClass
+       << " | " << row.phase << " | " << formatWithSeparators(row.cost.flop)
+       << " | " << formatWithSeparators(row.cost.bytesRead) << " | "
+       << formatWithSeparators(row.cost.bytesWritten) << " |\n";
+  os << "\n## Totals\n\n";
+  os << "| class | phase | flop | bytes read | bytes written |\n";
+  os << "|---|---|---:|---:|---:|\n";
+  for (const Row &row : totalRows(counts))
+    os << "| " << (row.name.empty() ? row.opClass : "**total**") << " | "
+       << row.phase << " | " << formatWithSeparators(row.cost.flop) << " | "
+       << formatWithSeparators(row.cost.bytesRead) << " | "
+       << formatWithSeparators(row.cost.bytesWritten) << " |\n";
+  return text;
+}
