@@ -1,0 +1,20 @@
+"""Prints the sum of a report's contraction flops per phase, and checks the
+report's internal consistency (totals = sums over ops)."""
+import json
+import sys
+
+report = json.load(open(sys.argv[1]))
+ops = report["ops"]
+for phase in ("forward", "backward"):
+    flop = sum(op["flop"] for op in ops
+               if op["class"] == "contraction" and op["phase"] == phase)
+    print(f"{phase} contraction flop: {flop}")
+totals = report["totals"]
+for key in ("flop", "bytes_read", "bytes_written"):
+    assert totals[key] == sum(op[key] for op in ops), key
+    for cls, sub in totals["by_class"].items():
+        assert sub[key] == sum(op[key] for op in ops if op["class"] == cls), (cls, key)
+    for phase, sub in totals["by_phase"].items():
+        assert sub[key] == sum(op[key] for op in ops if op["phase"] == phase), (phase, key)
+assert totals["bytes"] == totals["bytes_read"] + totals["bytes_written"]
+print("consistent")
