@@ -141,12 +141,11 @@ struct SyntaxChecker {
     isObject.pop_back();
     return true;
   }
-  bool parse_error(size_t position, const std::string &lastToken,
+  bool parse_error(size_t position, const std::string &,
                    const nlohmann::detail::exception &error) {
-    // `position` counts the characters read, up to the end of the offending
-    // token; point at its start.
-    errorPosition = position > lastToken.size() ? position - lastToken.size()
-                                                : 0;
+    // `position` counts the characters read, so the last one read (the end
+    // of the offending token) is at offset `position - 1`.
+    errorPosition = position > 0 ? position - 1 : 0;
     errorMessage = error.what();
     return false;
   }

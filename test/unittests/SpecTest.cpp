@@ -273,7 +273,7 @@ TEST(LayerSpecErrorTest, DimsMustBePositiveIntegers) {
 
 TEST(LayerSpecErrorTest, NumberOutOfRangeIsASyntaxError) {
   std::string message = parseError(dimsWith("batch", "1e400"));
-  EXPECT_EQ(message.rfind("spec.json:1:20: invalid JSON: number overflow", 0),
+  EXPECT_EQ(message.rfind("spec.json:1:24: invalid JSON: number overflow", 0),
             0u)
       << message;
 }
