@@ -99,12 +99,12 @@ static LogicalResult decomposeAndName(GraphOp graph, FloatType computeType) {
     // Name the producers of the composite's results, then the rest.
     Block::iterator begin = previous ? std::next(previous->getIterator())
                                      : op->getBlock()->begin();
-    DenseSet<Operation *> created;
-    for (Operation &newOp : llvm::make_range(begin, op->getIterator()))
-      created.insert(&newOp);
+    SmallVector<Operation *> created = llvm::map_to_vector(
+        llvm::make_range(begin, op->getIterator()),
+        [](Operation &newOp) { return &newOp; });
     for (auto [index, value] : llvm::enumerate(*replacements)) {
       Operation *producer = value.getDefiningOp();
-      if (!producer || !created.contains(producer) ||
+      if (!producer || !llvm::is_contained(created, producer) ||
           !getOpName(producer).empty())
         continue;
       setOpName(value, index == 0

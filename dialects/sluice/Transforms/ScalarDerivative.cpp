@@ -45,19 +45,19 @@ public:
       return b;
     if (!b)
       return a;
-    return arith::AddFOp::create(builder, loc, a, b);
+    return builder.createOrFold<arith::AddFOp>(loc, a, b);
   }
   Value neg(Value a) {
     if (!a)
       return {};
-    return arith::NegFOp::create(builder, loc, a);
+    return builder.createOrFold<arith::NegFOp>(loc, a);
   }
   Value sub(Value a, Value b) {
     if (!b)
       return a;
     if (!a)
       return neg(b);
-    return arith::SubFOp::create(builder, loc, a, b);
+    return builder.createOrFold<arith::SubFOp>(loc, a, b);
   }
   /// tangent * factor; null if the tangent is zero.
   Value mul(Value tangent, Value factor) {
@@ -67,12 +67,12 @@ public:
       return tangent;
     if (isOne(tangent))
       return factor;
-    return arith::MulFOp::create(builder, loc, tangent, factor);
+    return builder.createOrFold<arith::MulFOp>(loc, tangent, factor);
   }
   Value div(Value tangent, Value divisor) {
     if (!tangent)
       return {};
-    return arith::DivFOp::create(builder, loc, tangent, divisor);
+    return builder.createOrFold<arith::DivFOp>(loc, tangent, divisor);
   }
   /// cond ? a : b over tangents; null if both are zero.
   Value select(Value cond, Value a, Value b, Type type) {

@@ -1,0 +1,336 @@
+//===- AutodiffTest.cpp - finite-difference checks of --sluice-autodiff ---===//
+//
+// For a small graph @G: y = f(inputs), the scalar L = sum(y * r) for a fixed
+// random r. --sluice-autodiff (compute-type f64) builds @G_forward and
+// @G_backward; the reference interpreter (f64) runs them, and every gradient
+// element is compared with a central difference of L.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sluice/Interpreter/Interpreter.h"
+
+#include "dialects/sluice/SluiceDialect.h"
+#include "dialects/sluice/SluicePasses.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+
+using namespace mlir;
+using namespace mlir::sluice;
+using ::sluice::Buffer;
+using ::sluice::InterpreterOptions;
+using ::sluice::Precision;
+
+namespace {
+
+constexpr double kStep = 1e-6;
+constexpr double kTolerance = 1e-6;
+
+class AutodiffTest : public ::testing::Test {
+protected:
+  AutodiffTest() {
+    context.loadDialect<SluiceDialect, arith::ArithDialect,
+                        math::MathDialect>();
+    options.precision = Precision::F64;
+    options.seed = 1234;
+  }
+
+  /// Runs `graph` and returns its results; fails the test on an error.
+  std::vector<Buffer> run(GraphOp graph, ArrayRef<Buffer> inputs) {
+    llvm::Expected<std::vector<Buffer>> results =
+        ::sluice::interpret(graph, inputs, options);
+    if (!results) {
+      ADD_FAILURE() << "interpreting @" << graph.getSymName().str() << ": "
+                    << llvm::toString(results.takeError());
+      return {};
+    }
+    return std::move(*results);
+  }
+
+  /// L = sum over the first `count` results of y * r.
+  static double objective(ArrayRef<Buffer> results,
+                          ArrayRef<Buffer> cotangents) {
+    double sum = 0;
+    for (auto [y, r] : llvm::zip(results, cotangents))
+      for (auto [yv, rv] : llvm::zip(y.data, r.data))
+        if (rv != 0)
+          sum += yv * rv;
+    return sum;
+  }
+
+  /// The finite-difference check of the graph @G in `source`.
+  void checkGradients(StringRef source) {
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source, &context);
+    ASSERT_TRUE(module) << "cannot parse the test graph";
+    auto original = module->lookupSymbol<GraphOp>("G");
+    ASSERT_TRUE(original);
+
+    std::mt19937_64 random(42);
+    std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+    auto randomBuffer = [&](Type type) {
+      Buffer buffer{llvm::cast<NamedTensorType>(type), {}};
+      buffer.data.resize(*buffer.type.getNumElements());
+      for (double &v : buffer.data)
+        v = uniform(random);
+      return buffer;
+    };
+    std::vector<Buffer> inputs;
+    for (Type type : original.getArgumentTypes())
+      inputs.push_back(randomBuffer(type));
+    std::vector<Buffer> expected = run(original, inputs);
+    ASSERT_EQ(expected.size(), original.getNumResults());
+    unsigned numResults = original.getNumResults();
+
+    PassManager pm(&context);
+    pm.addPass(createSluiceAutodiff(SluiceAutodiffOptions{"f64"}));
+    ASSERT_TRUE(succeeded(pm.run(*module))) << "--sluice-autodiff failed";
+    auto forward = module->lookupSymbol<GraphOp>("G_forward");
+    auto backward = module->lookupSymbol<GraphOp>("G_backward");
+    ASSERT_TRUE(forward && backward);
+    EXPECT_EQ(backward.getPhase(), Phase::backward);
+
+    // The forward graph still computes the original results.
+    std::vector<Buffer> forwardResults = run(forward, inputs);
+    ASSERT_EQ(forwardResults.size(), forward.getNumResults());
+    for (unsigned i = 0; i < numResults; ++i)
+      for (auto [got, want] :
+           llvm::zip(forwardResults[i].data, expected[i].data))
+        if (std::isfinite(want))
+          EXPECT_NEAR(got, want, 1e-12 * std::max(1.0, std::abs(want)));
+
+    // Cotangents r, zero where y is not finite (causal -inf).
+    std::vector<Buffer> cotangents;
+    for (unsigned i = 0; i < numResults; ++i) {
+      Buffer r = randomBuffer(forward.getResultTypes()[i]);
+      for (auto [rv, yv] : llvm::zip(r.data, expected[i].data))
+        if (!std::isfinite(yv))
+          rv = 0;
+      cotangents.push_back(std::move(r));
+    }
+    std::vector<Buffer> backwardInputs(forwardResults.begin() + numResults,
+                                       forwardResults.end());
+    backwardInputs.insert(backwardInputs.end(), cotangents.begin(),
+                          cotangents.end());
+    std::vector<Buffer> gradients = run(backward, backwardInputs);
+    ASSERT_EQ(gradients.size(), inputs.size());
+
+    for (unsigned a = 0; a < inputs.size(); ++a) {
+      EXPECT_EQ(gradients[a].type, inputs[a].type);
+      EXPECT_EQ(backward.getResultName(a),
+                ("d_" + original.getArgName(a)).str());
+      for (size_t e = 0; e < inputs[a].data.size(); ++e) {
+        std::vector<Buffer> shifted = inputs;
+        shifted[a].data[e] += kStep;
+        double plus = objective(run(original, shifted), cotangents);
+        shifted[a].data[e] -= 2 * kStep;
+        double minus = objective(run(original, shifted), cotangents);
+        double numeric = (plus - minus) / (2 * kStep);
+        double analytic = gradients[a].data[e];
+        EXPECT_NEAR(analytic, numeric,
+                    kTolerance * std::max({1.0, std::abs(numeric)}))
+            << "d_" << original.getArgName(a).str() << "[" << e << "]";
+      }
+    }
+  }
+
+  MLIRContext context;
+  InterpreterOptions options;
+};
+
+//===----------------------------------------------------------------------===//
+// Primitives
+//===----------------------------------------------------------------------===//
+
+TEST_F(AutodiffTest, Contract) {
+  checkGradients(R"mlir(
+sluice.graph @G(%x: !sluice.tensor<[b=2, j=3, i=4], f32> {sluice.name = "x"},
+                %w: !sluice.tensor<[u=5, i=4], f32> {sluice.name = "w"})
+    -> (!sluice.tensor<[b=2, j=3, u=5], f32> {sluice.name = "y"}) {
+  %y = sluice.contract %x, %w {scale = 0.5 : f64}
+      : (!sluice.tensor<[b=2, j=3, i=4], f32>, !sluice.tensor<[u=5, i=4], f32>)
+      -> !sluice.tensor<[b=2, j=3, u=5], f32>
+  sluice.return %y : !sluice.tensor<[b=2, j=3, u=5], f32>
+}
+)mlir");
+}
+
+TEST_F(AutodiffTest, BatchedContractAndReuse) {
+  // q and k share batch dims b, h; x is used twice (as q and, renamed, k).
+  checkGradients(R"mlir(
+sluice.graph @G(%x: !sluice.tensor<[b=2, j=3, h=2, p=4], f32> {sluice.name = "x"})
+    -> (!sluice.tensor<[b=2, h=2, j=3, k=3], f32> {sluice.name = "s"}) {
+  %k = sluice.rename %x : !sluice.tensor<[b=2, j=3, h=2, p=4], f32>
+      -> !sluice.tensor<[b=2, k=3, h=2, p=4], f32>
+  %s = sluice.contract %x, %k {scale = 0.25 : f64}
+      : (!sluice.tensor<[b=2, j=3, h=2, p=4], f32>, !sluice.tensor<[b=2, k=3, h=2, p=4], f32>)
+      -> !sluice.tensor<[b=2, h=2, j=3, k=3], f32>
+  sluice.return %s : !sluice.tensor<[b=2, h=2, j=3, k=3], f32>
+}
+)mlir");
+}
+
+TEST_F(AutodiffTest, MapWithBroadcastAndManyOps) {
+  checkGradients(R"mlir(
+sluice.graph @G(%x: !sluice.tensor<[j=3, i=4], f32> {sluice.name = "x"},
+                %c: !sluice.tensor<[i=4], f32> {sluice.name = "c"})
+    -> (!sluice.tensor<[i=4, j=3], f32> {sluice.name = "y"}) {
+  %y = sluice.map (%x, %c) : (!sluice.tensor<[j=3, i=4], f32>, !sluice.tensor<[i=4], f32>)
+      -> !sluice.tensor<[i=4, j=3], f32> {
+  ^bb0(%a: f64, %b: f64):
+    %one = arith.constant 1.0 : f64
+    %half = arith.constant 0.5 : f64
+    %three = arith.constant 3.0 : f64
+    %ab = arith.mulf %a, %b : f64
+    %aa = arith.mulf %a, %a : f64
+    %pos = arith.addf %aa, %one : f64
+    %q = arith.divf %ab, %pos : f64
+    %n = arith.negf %q : f64
+    %e = math.exp %n : f64
+    %l = math.log %pos : f64
+    %er = math.erf %b : f64
+    %t = math.tanh %ab : f64
+    %s = math.sqrt %pos : f64
+    %r = math.rsqrt %pos : f64
+    %p = math.powf %pos, %three : f64
+    %mx = arith.maximumf %a, %b : f64
+    %mn = arith.minimumf %a, %half : f64
+    %gt = arith.cmpf ogt, %a, %b : f64
+    %sel = arith.select %gt, %t, %er : f64
+    %s1 = arith.addf %e, %l : f64
+    %s2 = arith.subf %s1, %s : f64
+    %s3 = arith.addf %s2, %r : f64
+    %s4 = arith.addf %s3, %p : f64
+    %s5 = arith.addf %s4, %mx : f64
+    %s6 = arith.subf %s5, %mn : f64
+    %s7 = arith.addf %s6, %sel : f64
+    sluice.yield %s7 : f64
+  }
+  sluice.return %y : !sluice.tensor<[i=4, j=3], f32>
+}
+)mlir");
+}
+
+TEST_F(AutodiffTest, ReduceSumMaxRelayoutAndUnusedArgument) {
+  checkGradients(R"mlir(
+sluice.graph @G(%x: !sluice.tensor<[j=3, i=5], f32> {sluice.name = "x"},
+                %unused: !sluice.tensor<[i=5], f32> {sluice.name = "unused"})
+    -> (!sluice.tensor<[j=3], f32> {sluice.name = "s"},
+        !sluice.tensor<[i=5], f32> {sluice.name = "m"}) {
+  %t = sluice.relayout %x : !sluice.tensor<[j=3, i=5], f32> -> !sluice.tensor<[i=5, j=3], f32>
+  %s = sluice.reduce sum %t over ["i"] : !sluice.tensor<[i=5, j=3], f32> -> !sluice.tensor<[j=3], f32>
+  %m = sluice.reduce max %x over ["j"] : !sluice.tensor<[j=3, i=5], f32> -> !sluice.tensor<[i=5], f32>
+  sluice.return %s, %m : !sluice.tensor<[j=3], f32>, !sluice.tensor<[i=5], f32>
+}
+)mlir");
+}
+
+//===----------------------------------------------------------------------===//
+// Composites
+//===----------------------------------------------------------------------===//
+
+TEST_F(AutodiffTest, BiasAddResidualAddRelu) {
+  checkGradients(R"mlir(
+sluice.graph @G(%x: !sluice.tensor<[j=3, i=4], f32> {sluice.name = "x"},
+                %b: !sluice.tensor<[i=4], f32> {sluice.name = "b"},
+                %r: !sluice.tensor<[i=4, j=3], f32> {sluice.name = "r"})
+    -> (!sluice.tensor<[j=3, i=4], f32> {sluice.name = "y"}) {
+  %h = sluice.bias_add %x, %b : (!sluice.tensor<[j=3, i=4], f32>, !sluice.tensor<[i=4], f32>)
+      -> !sluice.tensor<[j=3, i=4], f32>
+  %a = sluice.relu %h : !sluice.tensor<[j=3, i=4], f32>
+  %y = sluice.residual_add %a, %r : (!sluice.tensor<[j=3, i=4], f32>, !sluice.tensor<[i=4, j=3], f32>)
+      -> !sluice.tensor<[j=3, i=4], f32>
+  sluice.return %y : !sluice.tensor<[j=3, i=4], f32>
+}
+)mlir");
+}
+
+TEST_F(AutodiffTest, Softmax) {
+  checkGradients(R"mlir(
+sluice.graph @G(%x: !sluice.tensor<[j=3, k=5], f32> {sluice.name = "x"})
+    -> (!sluice.tensor<[j=3, k=5], f32> {sluice.name = "y"}) {
+  %y = sluice.softmax %x over "k" : !sluice.tensor<[j=3, k=5], f32>
+  sluice.return %y : !sluice.tensor<[j=3, k=5], f32>
+}
+)mlir");
+}
+
+TEST_F(AutodiffTest, LayerNormWithStatistics) {
+  checkGradients(R"mlir(
+sluice.graph @G(%x: !sluice.tensor<[j=3, i=6], f32> {sluice.name = "x"},
+                %g: !sluice.tensor<[i=6], f32> {sluice.name = "g"},
+                %b: !sluice.tensor<[i=6], f32> {sluice.name = "b"})
+    -> (!sluice.tensor<[j=3, i=6], f32> {sluice.name = "y"},
+        !sluice.tensor<[j=3], f32> {sluice.name = "mean"},
+        !sluice.tensor<[j=3], f32> {sluice.name = "rstd"}) {
+  %y, %m, %r = sluice.layernorm %x, %g, %b over ["i"] {eps = 1.0e-3 : f64}
+      : (!sluice.tensor<[j=3, i=6], f32>, !sluice.tensor<[i=6], f32>, !sluice.tensor<[i=6], f32>)
+      -> (!sluice.tensor<[j=3, i=6], f32>, !sluice.tensor<[j=3], f32>, !sluice.tensor<[j=3], f32>)
+  sluice.return %y, %m, %r : !sluice.tensor<[j=3, i=6], f32>, !sluice.tensor<[j=3], f32>, !sluice.tensor<[j=3], f32>
+}
+)mlir");
+}
+
+TEST_F(AutodiffTest, Gelu) {
+  checkGradients(R"mlir(
+sluice.graph @G(%x: !sluice.tensor<[j=3, i=4], f32> {sluice.name = "x"})
+    -> (!sluice.tensor<[j=3, i=4], f32> {sluice.name = "y"}) {
+  %y = sluice.gelu %x : !sluice.tensor<[j=3, i=4], f32>
+  sluice.return %y : !sluice.tensor<[j=3, i=4], f32>
+}
+)mlir");
+}
+
+TEST_F(AutodiffTest, GeluTanh) {
+  checkGradients(R"mlir(
+sluice.graph @G(%x: !sluice.tensor<[j=3, i=4], f32> {sluice.name = "x"})
+    -> (!sluice.tensor<[j=3, i=4], f32> {sluice.name = "y"}) {
+  %y = sluice.gelu_tanh %x : !sluice.tensor<[j=3, i=4], f32>
+  sluice.return %y : !sluice.tensor<[j=3, i=4], f32>
+}
+)mlir");
+}
+
+TEST_F(AutodiffTest, DropoutRecomputesTheSameMask) {
+  checkGradients(R"mlir(
+sluice.graph @G(%x: !sluice.tensor<[j=4, i=8], f32> {sluice.name = "x"})
+    -> (!sluice.tensor<[j=4, i=8], f32> {sluice.name = "y"}) {
+  %y, %m = sluice.dropout %x {probability = 0.3 : f64, stream = 5 : i64}
+      : !sluice.tensor<[j=4, i=8], f32> -> !sluice.tensor<[j=4, i=8], f32>, !sluice.tensor<[j=4, i=8], f32>
+  sluice.return %y : !sluice.tensor<[j=4, i=8], f32>
+}
+)mlir");
+}
+
+TEST_F(AutodiffTest, CausalMask) {
+  // The -inf entries get a zero cotangent; their gradient must be zero.
+  checkGradients(R"mlir(
+sluice.graph @G(%x: !sluice.tensor<[j=4, k=4], f32> {sluice.name = "x"})
+    -> (!sluice.tensor<[j=4, k=4], f32> {sluice.name = "y"}) {
+  %y = sluice.causal_mask %x query "j" key "k" : !sluice.tensor<[j=4, k=4], f32>
+  sluice.return %y : !sluice.tensor<[j=4, k=4], f32>
+}
+)mlir");
+}
+
+TEST_F(AutodiffTest, CausalMaskThenSoftmax) {
+  checkGradients(R"mlir(
+sluice.graph @G(%x: !sluice.tensor<[j=4, k=4], f32> {sluice.name = "x"})
+    -> (!sluice.tensor<[j=4, k=4], f32> {sluice.name = "y"}) {
+  %m = sluice.causal_mask %x query "j" key "k" : !sluice.tensor<[j=4, k=4], f32>
+  %y = sluice.softmax %m over "k" : !sluice.tensor<[j=4, k=4], f32>
+  sluice.return %y : !sluice.tensor<[j=4, k=4], f32>
+}
+)mlir");
+}
+
+} // namespace
