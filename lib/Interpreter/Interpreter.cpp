@@ -358,11 +358,12 @@ static llvm::Error decomposeAll(GraphOp graph, FloatType computeType) {
   }
 }
 
+namespace sluice {
 llvm::Expected<std::vector<Buffer>>
-(::sluice::interpret)(GraphOp graph, llvm::ArrayRef<Buffer> inputs,
-                  const InterpreterOptions &options) {
+interpret(GraphOp graph, llvm::ArrayRef<Buffer> inputs,
+          const InterpreterOptions &options) {
   if (llvm::Error error = checkInputs(graph, inputs))
-    return std::move(error);
+    return error;
 
   // Diagnostics from decomposition and verification become the error text.
   MLIRContext *context = graph.getContext();
@@ -397,10 +398,11 @@ llvm::Expected<std::vector<Buffer>>
     executor.values[argument] = std::move(copy);
   }
   if (llvm::Error error = executor.run(body))
-    return std::move(error);
+    return error;
 
   std::vector<Buffer> results;
   for (Value returned : clone.getReturnOp().getOperands())
     results.push_back(executor.values.at(returned));
   return results;
 }
+} // namespace sluice

@@ -161,7 +161,7 @@ llvm::Expected<NpyArray> sluice::parseNpy(StringRef bytes, StringRef name) {
   NpyArray array;
   if (llvm::Error error =
           parseHeader(header, name, descr, fortranOrder, array.shape))
-    return std::move(error);
+    return error;
   size_t itemSize;
   if (descr == "<f2") {
     array.dtype = NpyDType::F16;

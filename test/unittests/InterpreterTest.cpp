@@ -61,12 +61,11 @@ TEST(Philox, DropoutDrawIsTheFirstWordOfTheDefinedCounter) {
   sluice_philox4x32 out = sluice_philox4x32_10(counter, 0x89abcdef, 0x01234567);
   double uniform = out.v[0] / 4294967296.0;
   EXPECT_EQ(sluice_dropout_uniform(seed, stream, element), uniform);
-  EXPECT_EQ(sluice_dropout_keep(seed, stream, element, uniform), 1);
-  EXPECT_EQ(sluice_dropout_keep(seed, stream, element,
-                                std::nextafter(uniform, 2.0)),
-            0);
-  EXPECT_EQ(sluice_dropout_keep(seed, stream, element, 0.0), 1);
-  EXPECT_EQ(sluice_dropout_keep(seed, stream, element, 1.0), 0);
+  EXPECT_TRUE(sluice_dropout_keep(seed, stream, element, uniform));
+  EXPECT_FALSE(sluice_dropout_keep(seed, stream, element,
+                                   std::nextafter(uniform, 2.0)));
+  EXPECT_TRUE(sluice_dropout_keep(seed, stream, element, 0.0));
+  EXPECT_FALSE(sluice_dropout_keep(seed, stream, element, 1.0));
 }
 
 //===----------------------------------------------------------------------===//

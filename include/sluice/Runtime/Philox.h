@@ -1,4 +1,4 @@
-/*===- Philox.h - Philox-4x32-10 and the dropout draw -----------*- C++ -*-===//
+//===- Philox.h - Philox-4x32-10 and the dropout draw -----------*- C++ -*-===//
 //
 // The counter-based generator behind every dropout mask, written once for
 // host C++ and CUDA (the interpreter, the portable C++ backend and the CUDA
@@ -17,9 +17,10 @@
 // `e` is the element's row-major index with the dimensions ordered by name;
 // only the low 32 bits of the stream are used.
 //
-// Only <stdint.h>: no other dependency, so emitted code can include it.
+// Only <stdint.h>: no other dependency, so emitted code (host C++ or CUDA)
+// can include it.
 //
-//===----------------------------------------------------------------------===*/
+//===----------------------------------------------------------------------===//
 
 #ifndef SLUICE_RUNTIME_PHILOX_H
 #define SLUICE_RUNTIME_PHILOX_H
@@ -84,10 +85,11 @@ static inline SLUICE_HD double sluice_dropout_uniform(uint64_t seed,
 
 /// True if dropout keeps `element` of `stream` under `seed`: the uniform is
 /// at least `probability` (the drop probability).
-static inline SLUICE_HD int sluice_dropout_keep(uint64_t seed, uint64_t stream,
-                                                uint64_t element,
-                                                double probability) {
+static inline SLUICE_HD bool sluice_dropout_keep(uint64_t seed,
+                                                 uint64_t stream,
+                                                 uint64_t element,
+                                                 double probability) {
   return sluice_dropout_uniform(seed, stream, element) >= probability;
 }
 
-#endif /* SLUICE_RUNTIME_PHILOX_H */
+#endif // SLUICE_RUNTIME_PHILOX_H
