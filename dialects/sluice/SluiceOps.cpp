@@ -147,10 +147,21 @@ ParseResult GraphOp::parse(OpAsmParser &parser, OperationState &result) {
       [](Builder &builder, ArrayRef<Type> argTypes, ArrayRef<Type> results,
          function_interface_impl::VariadicFlag,
          std::string &) { return builder.getFunctionType(argTypes, results); };
-  return function_interface_impl::parseFunctionOp(
-      parser, result, /*allowVariadic=*/false,
-      getFunctionTypeAttrName(result.name), buildFuncType,
-      getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name));
+  SMLoc loc = parser.getCurrentLocation();
+  if (function_interface_impl::parseFunctionOp(
+          parser, result, /*allowVariadic=*/false,
+          getFunctionTypeAttrName(result.name), buildFuncType,
+          getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name)))
+    return failure();
+  // A `phase` of another kind would be silently dropped when the op is
+  // created (leaving a null phase behind), so reject it here.
+  Attribute phase = result.attributes.get(getPhaseAttrName(result.name));
+  if (phase && !llvm::isa<PhaseAttr>(phase))
+    return parser.emitError(loc)
+           << "'phase' must be #sluice<phase forward> or "
+              "#sluice<phase backward>, got "
+           << phase;
+  return success();
 }
 
 // As function_interface_impl::printFunctionOp, but the default phase
