@@ -179,6 +179,8 @@ ScalarBody::compile(mlir::sluice::MapOp map, Precision precision) {
   llvm::DenseMap<Value, unsigned> slotOf;
   for (BlockArgument arg : block.getArguments())
     slotOf[arg] = slotOf.size();
+  for (unsigned i = 0; i < body.numFloatArgs; ++i)
+    body.argTypes.push_back(block.getArgument(i).getType());
 
   for (Operation &op : block.without_terminator()) {
     Opcode opcode = opcodeFor(op.getName().getStringRef());
@@ -233,7 +235,9 @@ ScalarBody::compile(mlir::sluice::MapOp map, Precision precision) {
 double ScalarBody::evaluate(llvm::ArrayRef<double> floats,
                             llvm::ArrayRef<int64_t> indices) {
   for (unsigned i = 0; i < numFloatArgs; ++i)
-    slots[i].f = floats[i];
+    slots[i].f = precision == Precision::F32
+                     ? roundToType(floats[i], argTypes[i])
+                     : floats[i];
   for (unsigned i = 0; i < numIndexArgs; ++i)
     slots[numFloatArgs + i].i = indices[i];
 

@@ -53,6 +53,9 @@ public:
 private:
   std::vector<Instruction> instructions;
   std::vector<Scalar> slots;
+  /// The float block arguments' types (the body may take an input narrower
+  /// than its tensor; f32 mode rounds to it).
+  std::vector<mlir::Type> argTypes;
   unsigned numFloatArgs = 0, numIndexArgs = 0, yielded = 0;
   Precision precision = Precision::F64;
 };

@@ -434,6 +434,10 @@ TEST_F(Interpreter, Softmax) {
       EXPECT_NEAR(r[0].data[k * 3 + j], std::exp(x.data[k * 3 + j] - max) / sum,
                   1e-15);
   }
+  // The caller's graph is untouched: the composite is still there.
+  int softmaxes = 0;
+  graph.walk([&](SoftmaxOp) { ++softmaxes; });
+  EXPECT_EQ(softmaxes, 1);
 }
 
 TEST_F(Interpreter, LayerNorm) {
