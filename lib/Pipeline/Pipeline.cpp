@@ -17,14 +17,33 @@ using namespace mlir::sluice;
 
 void mlir::sluice::buildSluicePipeline(OpPassManager &pm,
                                        const PipelineOptions &options) {
-  (void)pm;
-  (void)options;
+  if (options.training)
+    pm.addPass(createSluiceAutodiff(SluiceAutodiffOptions{options.computeType}));
 }
 
+namespace {
+/// The --sluice-pipeline options, mirroring PipelineOptions.
+struct PipelineCommandLineOptions
+    : public PassPipelineOptions<PipelineCommandLineOptions> {
+  Option<bool> training{*this, "training",
+                        llvm::cl::desc("Build forward and backward graphs"),
+                        llvm::cl::init(false)};
+  Option<std::string> computeType{
+      *this, "compute-type",
+      llvm::cl::desc("Map bodies compute in 'f32' or 'f64'"),
+      llvm::cl::init("f32")};
+};
+} // namespace
+
 void mlir::sluice::registerSluicePipelines() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<PipelineCommandLineOptions>(
       "sluice-pipeline", "The pass pipeline that sluicec runs",
-      [](OpPassManager &pm) { buildSluicePipeline(pm, PipelineOptions()); });
+      [](OpPassManager &pm, const PipelineCommandLineOptions &cli) {
+        PipelineOptions options;
+        options.training = cli.training;
+        options.computeType = cli.computeType;
+        buildSluicePipeline(pm, options);
+      });
 }
 
 void mlir::sluice::registerSluiceDialects(DialectRegistry &registry) {
@@ -47,9 +66,20 @@ static OwningOpRef<ModuleOp> loadGraphFile(MLIRContext &context,
   return parseSourceFile<ModuleOp>(sourceMgr, &context);
 }
 
+/// A module is a training module when its spec said so and autodiff has not
+/// run yet (it holds no backward graph).
+static bool needsAutodiff(ModuleOp module) {
+  auto training = module->getAttrOfType<BoolAttr>("sluice.training");
+  if (!training || !training.getValue())
+    return false;
+  return llvm::none_of(module.getOps<GraphOp>(), [](GraphOp graph) {
+    return graph.getPhase() == Phase::backward;
+  });
+}
+
 FailureOr<Compilation> mlir::sluice::compile(MLIRContext &context,
                                              StringRef inputPath,
-                                             const PipelineOptions &options) {
+                                             PipelineOptions options) {
   Compilation result;
   if (llvm::sys::path::extension(inputPath) == ".mlir") {
     result.module = loadGraphFile(context, inputPath);
@@ -70,6 +100,7 @@ FailureOr<Compilation> mlir::sluice::compile(MLIRContext &context,
   }
   if (failed(verify(*result.module)))
     return failure();
+  options.training |= needsAutodiff(*result.module);
   PassManager pm(&context);
   buildSluicePipeline(pm, options);
   if (failed(pm.run(*result.module)))

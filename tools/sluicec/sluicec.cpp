@@ -1,6 +1,7 @@
 //===- sluicec.cpp - the Sluice compiler driver ---------------------------===//
 //
 // sluicec SPEC.json|GRAPH.mlir [-o DIR]
+// sluicec run SPEC.json|GRAPH.mlir --inputs DIR --outputs DIR … (RunCommand)
 //
 // Parses options, runs the pipeline (lib/Pipeline) and writes DIR/graph.mlir,
 // DIR/report.json and DIR/report.md all or nothing, then prints a summary
@@ -8,6 +9,8 @@
 // and writes nothing.
 //
 //===----------------------------------------------------------------------===//
+
+#include "RunCommand.h"
 
 #include "sluice/Pipeline/OutputFiles.h"
 #include "sluice/Pipeline/Pipeline.h"
@@ -25,15 +28,14 @@ using namespace mlir;
 using namespace mlir::sluice;
 namespace cl = llvm::cl;
 
-static cl::OptionCategory category("sluicec options");
 static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
                                       cl::desc("<spec.json | graph.mlir>"),
-                                      cl::cat(category));
+                                      cl::sub(cl::SubCommand::getTopLevel()));
 static cl::opt<std::string> outputDir("o", cl::desc("Output directory"),
                                       cl::value_desc("dir"), cl::init("out"),
-                                      cl::cat(category));
+                                      cl::sub(cl::SubCommand::getTopLevel()));
 static cl::opt<bool> quiet("quiet", cl::desc("Do not print the summary table"),
-                           cl::cat(category));
+                           cl::sub(cl::SubCommand::getTopLevel()));
 
 /// Prints diagnostics as "file:line:col: error: message" (or
 /// "sluicec: error: message" when there is no file position).
@@ -109,10 +111,11 @@ static LogicalResult compileToDirectory() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
-  cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
       "sluicec: compile a transformer layer spec (or a sluice graph) and "
       "report its flop and data movement\n");
+  if (::sluice::runSubCommand)
+    return asMainReturnCode(::sluice::runCommand());
   return asMainReturnCode(compileToDirectory());
 }

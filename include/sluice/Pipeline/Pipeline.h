@@ -17,11 +17,19 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <optional>
+#include <string>
 
 namespace mlir::sluice {
 
-/// Options of the pass pipeline (none yet beyond the defaults).
-struct PipelineOptions {};
+/// Options of the pass pipeline.
+struct PipelineOptions {
+  /// Build training graphs (forward + backward by --sluice-autodiff). compile()
+  /// turns this on for training specs.
+  bool training = false;
+  /// The float type map bodies compute in: "f32" for code generation, "f64"
+  /// when the reference interpreter runs the result in double.
+  std::string computeType = "f32";
+};
 
 /// Adds the sluicec pass pipeline to `pm`.
 void buildSluicePipeline(OpPassManager &pm, const PipelineOptions &options);
@@ -41,11 +49,12 @@ struct Compilation {
 };
 
 /// Loads `inputPath` (a .json layer spec or a .mlir graph), verifies it, runs
-/// the pipeline and counts the result. Errors are reported through the
+/// the pipeline and counts the result. A training spec (or a module marked
+/// `sluice.training` without a backward graph yet) gets `training` on. Errors are reported through the
 /// context's diagnostic handler (and, for spec errors, `errs`), naming the
 /// file and what was wrong.
 FailureOr<Compilation> compile(MLIRContext &context, llvm::StringRef inputPath,
-                               const PipelineOptions &options);
+                               PipelineOptions options);
 
 } // namespace mlir::sluice
 

@@ -1,0 +1,146 @@
+//===- RunCommand.cpp - `sluicec run` -------------------------------------===//
+//
+// sluicec run SPEC|GRAPH --inputs DIR --outputs DIR [--backend reference]
+//                        [--seed N] [--precision f64|f32]
+//
+// Reads the boundary tensors as DIR/<name>.npy, runs the layer (forward, and
+// backward for training layers) and writes y.npy and every d_<name>.npy.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RunCommand.h"
+
+#include "sluice/Pipeline/OutputFiles.h"
+#include "sluice/Pipeline/Pipeline.h"
+#include "sluice/Pipeline/Run.h"
+#include "sluice/Support/Npy.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <set>
+
+namespace cl = llvm::cl;
+using namespace sluice;
+
+llvm::cl::SubCommand sluice::runSubCommand(
+    "run", "Run a layer on .npy inputs with the reference interpreter");
+
+static cl::opt<std::string> runInput(cl::Positional, cl::Required,
+                                     cl::desc("<spec.json | graph.mlir>"),
+                                     cl::sub(runSubCommand));
+static cl::opt<std::string>
+    inputsDir("inputs", cl::Required,
+              cl::desc("Directory holding <name>.npy for every input"),
+              cl::value_desc("dir"), cl::sub(runSubCommand));
+static cl::opt<std::string>
+    outputsDir("outputs", cl::Required,
+               cl::desc("Directory to write <name>.npy outputs into"),
+               cl::value_desc("dir"), cl::sub(runSubCommand));
+static cl::opt<std::string>
+    backend("backend", cl::desc("Execution backend: reference"),
+            cl::init("reference"), cl::sub(runSubCommand));
+static cl::opt<uint64_t> seed("seed", cl::desc("Dropout RNG seed"),
+                              cl::init(0), cl::sub(runSubCommand));
+static cl::opt<std::string>
+    precision("precision",
+              cl::desc("Interpreter precision: f64 (all double) or f32 "
+                       "(float compute, tensors rounded to their dtype)"),
+              cl::init("f32"), cl::sub(runSubCommand));
+
+static llvm::LogicalResult fail(const llvm::Twine &message) {
+  llvm::errs() << "sluicec run: error: " << message << "\n";
+  return llvm::failure();
+}
+
+/// Every <name>.npy in `dir`.
+static std::set<std::string> listNpyFiles(llvm::StringRef dir) {
+  std::set<std::string> names;
+  std::error_code code;
+  for (llvm::sys::fs::directory_iterator it(dir, code), end;
+       it != end && !code; it.increment(code))
+    if (llvm::sys::path::extension(it->path()) == ".npy")
+      names.insert(llvm::sys::path::stem(it->path()).str());
+  return names;
+}
+
+namespace sluice {
+llvm::LogicalResult runCommand() {
+  if (backend != "reference")
+    return fail("unknown backend '" + backend + "'; available: reference");
+  if (precision != "f64" && precision != "f32")
+    return fail("unknown precision '" + precision + "'; use f64 or f32");
+  if (!llvm::sys::fs::is_directory(inputsDir))
+    return fail("cannot read inputs directory '" + inputsDir +
+                "': not a directory");
+
+  mlir::DialectRegistry registry;
+  mlir::sluice::registerSluiceDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  mlir::ScopedDiagnosticHandler handler(&context, [](mlir::Diagnostic &diag) {
+    llvm::errs() << "sluicec run: error: " << diag << "\n";
+    return mlir::success();
+  });
+
+  mlir::sluice::PipelineOptions options;
+  options.computeType = precision.getValue();
+  mlir::FailureOr<mlir::sluice::Compilation> compilation =
+      mlir::sluice::compile(context, runInput, options);
+  if (mlir::failed(compilation))
+    return llvm::failure();
+
+  llvm::Expected<RunSignature> signature =
+      getRunSignature(*compilation->module);
+  if (!signature)
+    return fail(llvm::toString(signature.takeError()));
+
+  // Exactly the expected inputs: none missing, none extra.
+  std::set<std::string> present = listNpyFiles(inputsDir);
+  std::vector<NamedArray> inputs;
+  for (const NamedArray &expected : signature->inputs) {
+    llvm::SmallString<256> path(inputsDir);
+    llvm::sys::path::append(path, expected.name + ".npy");
+    if (!present.erase(expected.name))
+      return fail("missing input '" + expected.name + "': expected " +
+                  path.str() + "");
+    llvm::Expected<NpyArray> array = readNpy(path);
+    if (!array)
+      return fail(llvm::toString(array.takeError()));
+    inputs.push_back({expected.name, array->shape, std::move(array->data)});
+  }
+  if (!present.empty())
+    return fail("unexpected input '" + *present.begin() + ".npy' in '" +
+                inputsDir + "': this layer takes no tensor of that name");
+
+  InterpreterOptions interpreterOptions;
+  interpreterOptions.precision =
+      precision == "f64" ? Precision::F64 : Precision::F32;
+  interpreterOptions.seed = seed;
+  llvm::Expected<std::vector<NamedArray>> outputs =
+      runModule(*compilation->module, inputs, interpreterOptions);
+  if (!outputs)
+    return fail(llvm::toString(outputs.takeError()));
+
+  NpyDType outputType =
+      precision == "f64" ? NpyDType::F64 : NpyDType::F32;
+  std::vector<OutputFile> files;
+  for (const NamedArray &output : *outputs) {
+    llvm::Expected<std::string> bytes =
+        serializeNpy(output.shape, output.data, outputType);
+    if (!bytes)
+      return fail("output '" + output.name +
+                  "': " + llvm::toString(bytes.takeError()));
+    files.push_back({output.name + ".npy", std::move(*bytes)});
+  }
+  if (llvm::Error error = writeOutputFiles(outputsDir, files))
+    return fail(llvm::toString(std::move(error)));
+  llvm::outs() << "wrote";
+  for (const OutputFile &file : files)
+    llvm::outs() << " " << file.name;
+  llvm::outs() << " to " << outputsDir << "\n";
+  return llvm::success();
+}
+} // namespace sluice
