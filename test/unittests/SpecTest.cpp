@@ -637,6 +637,11 @@ TEST(EncoderBuilderTest, PreNormCausalStructure) {
   EXPECT_EQ(built.graph.getReturnOp().getOperand(0), r2.getResult());
   EXPECT_TRUE(
       llvm::isa<mlir::sluice::GeluTanhOp>(built.ops.lookup("activation")));
+  // GPT-2 has no dropout after the activation; the streams stay per site.
+  std::vector<int64_t> streams;
+  built.graph.walk(
+      [&](mlir::sluice::DropoutOp op) { streams.push_back(op.getStream()); });
+  EXPECT_EQ(streams, (std::vector<int64_t>{0, 1, 3}));
 }
 
 TEST(EncoderBuilderTest, DropoutOnlyWhenTrainingWithNonzeroProbability) {
