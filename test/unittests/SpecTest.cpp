@@ -433,7 +433,7 @@ std::vector<std::string> dimNames(mlir::Value value) {
   return names;
 }
 
-TEST(EncoderBuilderTest, ExamplesParseAndVerify) {
+TEST(SpecEncoderBuilderTest, ExamplesParseAndVerify) {
   ASSERT_FALSE(sourceRoot().empty()) << "cannot find examples/";
   for (const char *name : {"bert-base", "bert-large", "gpt2-medium", "tiny"}) {
     SCOPED_TRACE(name);
@@ -450,7 +450,7 @@ TEST(EncoderBuilderTest, ExamplesParseAndVerify) {
   }
 }
 
-TEST(EncoderBuilderTest, ExampleValues) {
+TEST(SpecEncoderBuilderTest, ExampleValues) {
   LayerSpec base = readExample("bert-base");
   EXPECT_EQ(base.dims.batch, 8);
   EXPECT_EQ(base.dims.seq, 512);
@@ -477,7 +477,7 @@ TEST(EncoderBuilderTest, ExampleValues) {
   EXPECT_DOUBLE_EQ(tiny.dropout.attention, 0.0);
 }
 
-TEST(EncoderBuilderTest, BoundaryNamesTypesAndShapes) {
+TEST(SpecEncoderBuilderTest, BoundaryNamesTypesAndShapes) {
   mlir::MLIRContext context;
   LayerSpec spec = parseOk(R"({"name": "t", "dims": {"batch": 2, "seq": 3,
       "heads": 4, "head_dim": 5, "embed": 20, "ffn": 7}, "dtype": "bf16"})");
@@ -526,7 +526,7 @@ TEST(EncoderBuilderTest, BoundaryNamesTypesAndShapes) {
                    .getValue());
 }
 
-TEST(EncoderBuilderTest, ContractionDims) {
+TEST(SpecEncoderBuilderTest, ContractionDims) {
   mlir::MLIRContext context;
   LayerSpec spec = readExample("bert-large");
   BuiltGraph built = build(context, spec);
@@ -570,7 +570,7 @@ TEST(EncoderBuilderTest, ContractionDims) {
   EXPECT_EQ(contract("v_proj").getLhs(), rename.getResult());
 }
 
-TEST(EncoderBuilderTest, PostNormStructure) {
+TEST(SpecEncoderBuilderTest, PostNormStructure) {
   mlir::MLIRContext context;
   BuiltGraph built = build(context, readExample("bert-base"));
   ASSERT_TRUE(built.module);
@@ -608,7 +608,7 @@ TEST(EncoderBuilderTest, PostNormStructure) {
   EXPECT_EQ(streams, (std::vector<int64_t>{0, 1, 2, 3}));
 }
 
-TEST(EncoderBuilderTest, PreNormCausalStructure) {
+TEST(SpecEncoderBuilderTest, PreNormCausalStructure) {
   mlir::MLIRContext context;
   BuiltGraph built = build(context, readExample("gpt2-medium"));
   ASSERT_TRUE(built.module);
@@ -644,7 +644,7 @@ TEST(EncoderBuilderTest, PreNormCausalStructure) {
   EXPECT_EQ(streams, (std::vector<int64_t>{0, 1, 3}));
 }
 
-TEST(EncoderBuilderTest, DropoutOnlyWhenTrainingWithNonzeroProbability) {
+TEST(SpecEncoderBuilderTest, DropoutOnlyWhenTrainingWithNonzeroProbability) {
   mlir::MLIRContext context;
   BuiltGraph inference = build(context, readExample("tiny"));
   ASSERT_TRUE(inference.module);
