@@ -77,9 +77,8 @@ static bool needsAutodiff(ModuleOp module) {
   });
 }
 
-FailureOr<Compilation> mlir::sluice::compile(MLIRContext &context,
-                                             StringRef inputPath,
-                                             PipelineOptions options) {
+FailureOr<Compilation> mlir::sluice::load(MLIRContext &context,
+                                          StringRef inputPath) {
   Compilation result;
   if (llvm::sys::path::extension(inputPath) == ".mlir") {
     result.module = loadGraphFile(context, inputPath);
@@ -100,14 +99,23 @@ FailureOr<Compilation> mlir::sluice::compile(MLIRContext &context,
   }
   if (failed(verify(*result.module)))
     return failure();
-  options.training |= needsAutodiff(*result.module);
+  return result;
+}
+
+FailureOr<Compilation> mlir::sluice::compile(MLIRContext &context,
+                                             StringRef inputPath,
+                                             PipelineOptions options) {
+  FailureOr<Compilation> result = load(context, inputPath);
+  if (failed(result))
+    return failure();
+  options.training |= needsAutodiff(*result->module);
   PassManager pm(&context);
   buildSluicePipeline(pm, options);
-  if (failed(pm.run(*result.module)))
+  if (failed(pm.run(*result->module)))
     return failure();
-  FailureOr<ModuleCounts> counts = countModule(*result.module);
+  FailureOr<ModuleCounts> counts = countModule(*result->module);
   if (failed(counts))
     return failure();
-  result.counts = std::move(*counts);
+  result->counts = std::move(*counts);
   return result;
 }

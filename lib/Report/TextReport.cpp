@@ -70,10 +70,14 @@ std::string sluice::renderSummaryTable(const ModuleCounts &counts,
   if (context.spec)
     os << ": " << describeSpec(*context.spec);
   os << "\n\n";
+  // The name column fits the longest op name.
+  unsigned nameWidth = 16;
+  for (const OpCount &count : counts.ops)
+    nameWidth = std::max<unsigned>(nameWidth, count.name.size() + 2);
   auto printRow = [&](llvm::StringRef name, llvm::StringRef opClass,
                       llvm::StringRef phase, const std::string &flop,
                       const std::string &read, const std::string &written) {
-    os << llvm::left_justify(name, 16) << llvm::left_justify(opClass, 15)
+    os << llvm::left_justify(name, nameWidth) << llvm::left_justify(opClass, 15)
        << llvm::left_justify(phase, 10) << llvm::right_justify(flop, 20)
        << llvm::right_justify(read, 17) << llvm::right_justify(written, 17)
        << "\n";
@@ -84,7 +88,7 @@ std::string sluice::renderSummaryTable(const ModuleCounts &counts,
              formatWithSeparators(row.cost.flop),
              formatWithSeparators(row.cost.bytesRead),
              formatWithSeparators(row.cost.bytesWritten));
-  os << std::string(95, '-') << "\n";
+  os << std::string(nameWidth + 79, '-') << "\n";
   for (const Row &row : totalRows(counts)) {
     std::string label = !row.name.empty()      ? row.name
                         : !row.opClass.empty() ? "all " + row.opClass

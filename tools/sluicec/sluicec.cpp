@@ -34,6 +34,19 @@ static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
 static cl::opt<std::string> outputDir("o", cl::desc("Output directory"),
                                       cl::value_desc("dir"), cl::init("out"),
                                       cl::sub(cl::SubCommand::getTopLevel()));
+enum class EmitAction { Report, InputIR, IR };
+static cl::opt<EmitAction> emitAction(
+    "emit", cl::desc("What to produce"), cl::init(EmitAction::Report),
+    cl::values(clEnumValN(EmitAction::Report, "report",
+                          "write graph.mlir, report.json and report.md into "
+                          "the output directory (default)"),
+               clEnumValN(EmitAction::InputIR, "input-ir",
+                          "print the graph as loaded (built from the spec), "
+                          "before any pass, to stdout; write nothing"),
+               clEnumValN(EmitAction::IR, "ir",
+                          "print the module after the pipeline to stdout; "
+                          "write nothing")),
+    cl::sub(cl::SubCommand::getTopLevel()));
 static cl::opt<bool> quiet("quiet", cl::desc("Do not print the summary table"),
                            cl::sub(cl::SubCommand::getTopLevel()));
 
@@ -71,10 +84,21 @@ static LogicalResult compileToDirectory() {
   context.loadAllAvailableDialects();
   ScopedDiagnosticHandler handler(&context, printDiagnostic);
 
+  if (emitAction == EmitAction::InputIR) {
+    FailureOr<Compilation> loaded = load(context, inputPath);
+    if (failed(loaded))
+      return failure();
+    loaded->module->print(llvm::outs());
+    return success();
+  }
   FailureOr<Compilation> compilation =
       compile(context, inputPath, PipelineOptions());
   if (failed(compilation))
     return failure();
+  if (emitAction == EmitAction::IR) {
+    compilation->module->print(llvm::outs());
+    return success();
+  }
 
   ::sluice::ReportContext reportContext;
   reportContext.inputPath = inputPath;

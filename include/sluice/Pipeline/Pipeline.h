@@ -48,6 +48,10 @@ struct Compilation {
   ModuleCounts counts;
 };
 
+/// Loads `inputPath` (a .json layer spec or a .mlir graph) and verifies it,
+/// without running any pass; `counts` stays empty. Errors as for compile().
+FailureOr<Compilation> load(MLIRContext &context, llvm::StringRef inputPath);
+
 /// Loads `inputPath` (a .json layer spec or a .mlir graph), verifies it, runs
 /// the pipeline and counts the result. A training spec (or a module marked
 /// `sluice.training` without a backward graph yet) gets `training` on. Errors are reported through the
