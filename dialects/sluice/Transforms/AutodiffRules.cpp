@@ -127,6 +127,17 @@ struct PartialBody {
 };
 } // namespace
 
+/// derivative * cotangent, folding a zero or one derivative.
+static Value scaleByCotangent(OpBuilder &builder, Location loc,
+                              Value derivative, PartialBody &partial) {
+  if (matchPattern(derivative, m_AnyZeroFloat()))
+    return derivative;
+  if (matchPattern(derivative, m_OneFloat()))
+    return partial.cotangentArg();
+  return arith::MulFOp::create(builder, loc, derivative,
+                               partial.cotangentArg());
+}
+
 static FailureOr<PartialBody> buildPartialBody(MapOp map, unsigned wrt,
                                                bool useOutput) {
   Block &forwardBody = map.getBody().front();
@@ -156,6 +167,15 @@ static FailureOr<PartialBody> buildPartialBody(MapOp map, unsigned wrt,
     partial.zero = true;
   else if (matchPattern(*derivative, m_OneFloat()))
     grad = partial.cotangentArg();
+  else if (auto select = derivative->getDefiningOp<arith::SelectOp>();
+           select && (matchPattern(select.getTrueValue(), m_AnyZeroFloat()) ||
+                      matchPattern(select.getFalseValue(), m_AnyZeroFloat())))
+    // c ? 0 : d' (relu, causal mask): select the product, so that a
+    // non-finite cotangent where the derivative is zero does not leak.
+    grad = arith::SelectOp::create(
+        builder, loc, select.getCondition(),
+        scaleByCotangent(builder, loc, select.getTrueValue(), partial),
+        scaleByCotangent(builder, loc, select.getFalseValue(), partial));
   else
     grad = arith::MulFOp::create(builder, loc, *derivative,
                                  partial.cotangentArg());
