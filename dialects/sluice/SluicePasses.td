@@ -19,8 +19,8 @@ def SluiceCount : Pass<"sluice-count", "::mlir::ModuleOp"> {
     ```
     After:
     ```mlir
-    %y = sluice.relu %x {sluice.bytes_read = 128 : i64, sluice.bytes_written = 128 : i64,
-                         sluice.class = "element-wise", sluice.flop = 32 : i64}
+    %y = sluice.relu %x {sluice.bytes_read = 128 : ui64, sluice.bytes_written = 128 : ui64,
+                         sluice.class = "element-wise", sluice.flop = 32 : ui64}
         : !sluice.tensor<[j=4, i=8], f32>
     ```
   }];
@@ -76,7 +76,8 @@ def SluiceAutodiff : Pass<"sluice-autodiff", "::mlir::ModuleOp"> {
     differentiation of its body, reduce sum/max, relayout, rename,
     random_mask). Saved set: exactly the forward tensors the rules read;
     random masks are not saved but recomputed in the backward from the same
-    probability and stream; a map's derivative reads the map's output instead
+    probability and stream, renames (views) are redone on the saved input; a
+    map's derivative reads the map's output instead
     of its inputs when that saves fewer tensors. Arguments no result depends
     on get a zero gradient. New ops are named after the forward op
     (`ffn1.grad_lhs`). Details in docs/Autodiff.md.

@@ -38,18 +38,22 @@ sluice.graph @ffn(%x: !sluice.tensor<[j=4, i=8], f32> {sluice.name = "x"},
 }
 
 // Batched attention scores: b and h stay batch dimensions in both gradients;
-// x used twice (as queries and, renamed, as keys) accumulates with an addf map.
+// x used twice (as queries and, renamed, as keys) accumulates with an addf
+// map. The rename is a view: x is saved once and renamed again.
 
 // CHECK-LABEL: sluice.graph @scores_backward(
-// CHECK-SAME:    {sluice.name = "saved.keys"}, {{.*}} {sluice.name = "saved.x"}, {{.*}} {sluice.name = "ds"})
-// CHECK:         contract {{.*}} {scale = 1.250000e-01 : f64, sluice.name = "qk.grad_lhs"}
+// CHECK-SAME:    %[[SX:[^:]*]]: {{.*}} {sluice.name = "saved.x"}, %[[DS:[^:]*]]: {{.*}} {sluice.name = "ds"})
+// CHECK-NOT:     saved.keys
+// CHECK:         %[[K:.*]] = rename %[[SX]] {sluice.name = "keys.recompute"}
+// CHECK:         %[[GQ:.*]] = contract %[[DS]], %[[K]] {scale = 1.250000e-01 : f64, sluice.name = "qk.grad_lhs"}
 // CHECK-SAME:      -> !sluice.tensor<[b=2, j=4, h=2, p=8], f32>
-// CHECK:         contract {{.*}} {scale = 1.250000e-01 : f64, sluice.name = "qk.grad_rhs"}
+// CHECK:         %[[GK:.*]] = contract %[[SX]], %[[DS]] {scale = 1.250000e-01 : f64, sluice.name = "qk.grad_rhs"}
 // CHECK-SAME:      -> !sluice.tensor<[b=2, k=4, h=2, p=8], f32>
-// CHECK:         rename {{.*}} {sluice.name = "keys.grad"}
+// CHECK:         %[[GX:.*]] = rename %[[GK]] {sluice.name = "keys.grad"}
 // CHECK-SAME:      -> !sluice.tensor<[b=2, j=4, h=2, p=8], f32>
-// CHECK:         map({{.*}}) {sluice.name = "x.grad_acc"}
+// CHECK:         %[[DX:.*]] = map(%[[GQ]], %[[GX]]) {sluice.name = "x.grad_acc"}
 // CHECK:           arith.addf
+// CHECK:         return %[[DX]] :
 sluice.graph @scores(%x: !sluice.tensor<[b=2, j=4, h=2, p=8], f32> {sluice.name = "x"})
     -> (!sluice.tensor<[b=2, h=2, j=4, k=4], f32> {sluice.name = "s"}) {
   %k = sluice.rename %x {sluice.name = "keys"} : !sluice.tensor<[b=2, j=4, h=2, p=8], f32> -> !sluice.tensor<[b=2, k=4, h=2, p=8], f32>

@@ -155,6 +155,8 @@ public:
   bool needsGradient(Value value) override { return varied.contains(value); }
 
   bool isPrimalAvailable(Value value) override {
+    if (auto rename = value.getDefiningOp<RenameOp>())
+      return isPrimalAvailable(rename.getInput());
     return primals.count(value) || isRecomputable(value);
   }
 
@@ -162,7 +164,13 @@ public:
     if (Value primal = primals.lookup(value))
       return primal;
     Value primal;
-    if (isRecomputable(value)) {
+    if (auto rename = value.getDefiningOp<RenameOp>()) {
+      // A rename is a view: rename the saved input again instead of saving
+      // a second name for the same buffer.
+      primal = RenameOp::create(builder, rename.getLoc(), rename.getType(),
+                                getPrimal(rename.getInput()));
+      setOpName(primal, getOpName(rename) + ".recompute");
+    } else if (isRecomputable(value)) {
       // Random masks (and other ops without operands) are recomputed: the
       // same probability and stream under the same seed draw the same mask.
       IRMapping mapping;
