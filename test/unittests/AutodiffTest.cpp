@@ -38,8 +38,8 @@ constexpr double kTolerance = 1e-6;
 class AutodiffTest : public ::testing::Test {
 protected:
   AutodiffTest() {
-    context.loadDialect<SluiceDialect, arith::ArithDialect,
-                        math::MathDialect>();
+    context
+        .loadDialect<SluiceDialect, arith::ArithDialect, math::MathDialect>();
     options.precision = Precision::F64;
     options.seed = 1234;
   }
@@ -329,6 +329,48 @@ sluice.graph @G(%x: !sluice.tensor<[j=4, k=4], f32> {sluice.name = "x"})
   %m = sluice.causal_mask %x query "j" key "k" : !sluice.tensor<[j=4, k=4], f32>
   %y = sluice.softmax %m over "k" : !sluice.tensor<[j=4, k=4], f32>
   sluice.return %y : !sluice.tensor<[j=4, k=4], f32>
+}
+)mlir");
+}
+
+//===----------------------------------------------------------------------===//
+// A whole layer
+//===----------------------------------------------------------------------===//
+
+TEST_F(AutodiffTest, PreNormCausalEncoderLayerWithDropout) {
+  // `sluicec --emit=input-ir` of a tiny GPT-style spec (pre-LN, causal,
+  // gelu_tanh, dropout 0.2 at every site, training), the graph renamed @G.
+  checkGradients(R"mlir(
+module attributes {sluice.dtype = "f32", sluice.spec = "gpt_tiny", sluice.target = "sm_80", sluice.training = true} {
+  sluice.graph @G(%x: !sluice.tensor<[b=1, j=3, i=4], f32> {sluice.name = "x", sluice.shape = array<i64: 1, 3, 4>}, %wq: !sluice.tensor<[h=2, p=2, i=4], f32> {sluice.name = "wq", sluice.shape = array<i64: 4, 4>}, %bq: !sluice.tensor<[h=2, p=2], f32> {sluice.name = "bq", sluice.shape = array<i64: 4>}, %wk: !sluice.tensor<[h=2, p=2, i=4], f32> {sluice.name = "wk", sluice.shape = array<i64: 4, 4>}, %bk: !sluice.tensor<[h=2, p=2], f32> {sluice.name = "bk", sluice.shape = array<i64: 4>}, %wv: !sluice.tensor<[h=2, p=2, i=4], f32> {sluice.name = "wv", sluice.shape = array<i64: 4, 4>}, %bv: !sluice.tensor<[h=2, p=2], f32> {sluice.name = "bv", sluice.shape = array<i64: 4>}, %wo: !sluice.tensor<[i=4, h=2, p=2], f32> {sluice.name = "wo", sluice.shape = array<i64: 4, 4>}, %bo: !sluice.tensor<[i=4], f32> {sluice.name = "bo", sluice.shape = array<i64: 4>}, %ln1_scale: !sluice.tensor<[i=4], f32> {sluice.name = "ln1_scale", sluice.shape = array<i64: 4>}, %ln1_bias: !sluice.tensor<[i=4], f32> {sluice.name = "ln1_bias", sluice.shape = array<i64: 4>}, %w1: !sluice.tensor<[u=6, i=4], f32> {sluice.name = "w1", sluice.shape = array<i64: 6, 4>}, %b1: !sluice.tensor<[u=6], f32> {sluice.name = "b1", sluice.shape = array<i64: 6>}, %w2: !sluice.tensor<[i=4, u=6], f32> {sluice.name = "w2", sluice.shape = array<i64: 4, 6>}, %b2: !sluice.tensor<[i=4], f32> {sluice.name = "b2", sluice.shape = array<i64: 4>}, %ln2_scale: !sluice.tensor<[i=4], f32> {sluice.name = "ln2_scale", sluice.shape = array<i64: 4>}, %ln2_bias: !sluice.tensor<[i=4], f32> {sluice.name = "ln2_bias", sluice.shape = array<i64: 4>}) -> (!sluice.tensor<[b=1, j=3, i=4], f32> {sluice.name = "y", sluice.shape = array<i64: 1, 3, 4>}) {
+    %result, %mean, %rstd = layernorm %x, %ln1_scale, %ln1_bias over ["i"] {sluice.name = "ln1"} : (!sluice.tensor<[b=1, j=3, i=4], f32>, !sluice.tensor<[i=4], f32>, !sluice.tensor<[i=4], f32>) -> (!sluice.tensor<[b=1, j=3, i=4], f32>, !sluice.tensor<[b=1, j=3], f32>, !sluice.tensor<[b=1, j=3], f32>)
+    %0 = contract %result, %wq {sluice.name = "q_proj"} : (!sluice.tensor<[b=1, j=3, i=4], f32>, !sluice.tensor<[h=2, p=2, i=4], f32>) -> !sluice.tensor<[b=1, j=3, h=2, p=2], f32>
+    %1 = bias_add %0, %bq {sluice.name = "q_bias"} : (!sluice.tensor<[b=1, j=3, h=2, p=2], f32>, !sluice.tensor<[h=2, p=2], f32>) -> !sluice.tensor<[b=1, j=3, h=2, p=2], f32>
+    %2 = rename %result {sluice.name = "x_keys"} : !sluice.tensor<[b=1, j=3, i=4], f32> -> !sluice.tensor<[b=1, k=3, i=4], f32>
+    %3 = contract %2, %wk {sluice.name = "k_proj"} : (!sluice.tensor<[b=1, k=3, i=4], f32>, !sluice.tensor<[h=2, p=2, i=4], f32>) -> !sluice.tensor<[b=1, k=3, h=2, p=2], f32>
+    %4 = bias_add %3, %bk {sluice.name = "k_bias"} : (!sluice.tensor<[b=1, k=3, h=2, p=2], f32>, !sluice.tensor<[h=2, p=2], f32>) -> !sluice.tensor<[b=1, k=3, h=2, p=2], f32>
+    %5 = contract %2, %wv {sluice.name = "v_proj"} : (!sluice.tensor<[b=1, k=3, i=4], f32>, !sluice.tensor<[h=2, p=2, i=4], f32>) -> !sluice.tensor<[b=1, k=3, h=2, p=2], f32>
+    %6 = bias_add %5, %bv {sluice.name = "v_bias"} : (!sluice.tensor<[b=1, k=3, h=2, p=2], f32>, !sluice.tensor<[h=2, p=2], f32>) -> !sluice.tensor<[b=1, k=3, h=2, p=2], f32>
+    %7 = contract %1, %4 {scale = 0.70710678118654746 : f64, sluice.name = "qk"} : (!sluice.tensor<[b=1, j=3, h=2, p=2], f32>, !sluice.tensor<[b=1, k=3, h=2, p=2], f32>) -> !sluice.tensor<[b=1, h=2, j=3, k=3], f32>
+    %8 = causal_mask %7 query "j" key "k" {sluice.name = "causal_mask"} : !sluice.tensor<[b=1, h=2, j=3, k=3], f32>
+    %9 = softmax %8 over "k" {sluice.name = "softmax"} : !sluice.tensor<[b=1, h=2, j=3, k=3], f32>
+    %result_0, %mask = dropout %9 {probability = 2.000000e-01 : f64, sluice.name = "attn_dropout", stream = 0 : i64} : !sluice.tensor<[b=1, h=2, j=3, k=3], f32> -> !sluice.tensor<[b=1, h=2, j=3, k=3], f32>, !sluice.tensor<[b=1, h=2, j=3, k=3], f32>
+    %10 = contract %result_0, %6 {sluice.name = "av"} : (!sluice.tensor<[b=1, h=2, j=3, k=3], f32>, !sluice.tensor<[b=1, k=3, h=2, p=2], f32>) -> !sluice.tensor<[b=1, j=3, h=2, p=2], f32>
+    %11 = contract %10, %wo {sluice.name = "out_proj"} : (!sluice.tensor<[b=1, j=3, h=2, p=2], f32>, !sluice.tensor<[i=4, h=2, p=2], f32>) -> !sluice.tensor<[b=1, j=3, i=4], f32>
+    %12 = bias_add %11, %bo {sluice.name = "out_bias"} : (!sluice.tensor<[b=1, j=3, i=4], f32>, !sluice.tensor<[i=4], f32>) -> !sluice.tensor<[b=1, j=3, i=4], f32>
+    %result_1, %mask_2 = dropout %12 {probability = 2.000000e-01 : f64, sluice.name = "out_dropout", stream = 1 : i64} : !sluice.tensor<[b=1, j=3, i=4], f32> -> !sluice.tensor<[b=1, j=3, i=4], f32>, !sluice.tensor<[b=1, j=3, i=4], f32>
+    %13 = residual_add %x, %result_1 {sluice.name = "residual1"} : (!sluice.tensor<[b=1, j=3, i=4], f32>, !sluice.tensor<[b=1, j=3, i=4], f32>) -> !sluice.tensor<[b=1, j=3, i=4], f32>
+    %result_3, %mean_4, %rstd_5 = layernorm %13, %ln2_scale, %ln2_bias over ["i"] {sluice.name = "ln2"} : (!sluice.tensor<[b=1, j=3, i=4], f32>, !sluice.tensor<[i=4], f32>, !sluice.tensor<[i=4], f32>) -> (!sluice.tensor<[b=1, j=3, i=4], f32>, !sluice.tensor<[b=1, j=3], f32>, !sluice.tensor<[b=1, j=3], f32>)
+    %14 = contract %result_3, %w1 {sluice.name = "ffn1"} : (!sluice.tensor<[b=1, j=3, i=4], f32>, !sluice.tensor<[u=6, i=4], f32>) -> !sluice.tensor<[b=1, j=3, u=6], f32>
+    %15 = bias_add %14, %b1 {sluice.name = "ffn1_bias"} : (!sluice.tensor<[b=1, j=3, u=6], f32>, !sluice.tensor<[u=6], f32>) -> !sluice.tensor<[b=1, j=3, u=6], f32>
+    %16 = gelu_tanh %15 {sluice.name = "activation"} : !sluice.tensor<[b=1, j=3, u=6], f32>
+    %result_6, %mask_7 = dropout %16 {probability = 2.000000e-01 : f64, sluice.name = "act_dropout", stream = 2 : i64} : !sluice.tensor<[b=1, j=3, u=6], f32> -> !sluice.tensor<[b=1, j=3, u=6], f32>, !sluice.tensor<[b=1, j=3, u=6], f32>
+    %17 = contract %result_6, %w2 {sluice.name = "ffn2"} : (!sluice.tensor<[b=1, j=3, u=6], f32>, !sluice.tensor<[i=4, u=6], f32>) -> !sluice.tensor<[b=1, j=3, i=4], f32>
+    %18 = bias_add %17, %b2 {sluice.name = "ffn2_bias"} : (!sluice.tensor<[b=1, j=3, i=4], f32>, !sluice.tensor<[i=4], f32>) -> !sluice.tensor<[b=1, j=3, i=4], f32>
+    %result_8, %mask_9 = dropout %18 {probability = 2.000000e-01 : f64, sluice.name = "ffn_dropout", stream = 3 : i64} : !sluice.tensor<[b=1, j=3, i=4], f32> -> !sluice.tensor<[b=1, j=3, i=4], f32>, !sluice.tensor<[b=1, j=3, i=4], f32>
+    %19 = residual_add %13, %result_8 {sluice.name = "residual2"} : (!sluice.tensor<[b=1, j=3, i=4], f32>, !sluice.tensor<[b=1, j=3, i=4], f32>) -> !sluice.tensor<[b=1, j=3, i=4], f32>
+    return %19 : !sluice.tensor<[b=1, j=3, i=4], f32>
+  }
 }
 )mlir");
 }

@@ -9,9 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/sluice/Transforms/Autodiff.h"
 #include "dialects/sluice/SluiceBuilders.h"
 #include "dialects/sluice/SluicePasses.h"
-#include "dialects/sluice/Transforms/Autodiff.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -97,11 +97,11 @@ static LogicalResult decomposeAndName(GraphOp graph, FloatType computeType) {
     if (failed(replacements))
       return op->emitOpError() << "could not be decomposed";
     // Name the producers of the composite's results, then the rest.
-    Block::iterator begin = previous ? std::next(previous->getIterator())
-                                     : op->getBlock()->begin();
-    SmallVector<Operation *> created = llvm::map_to_vector(
-        llvm::make_range(begin, op->getIterator()),
-        [](Operation &newOp) { return &newOp; });
+    Block::iterator begin =
+        previous ? std::next(previous->getIterator()) : op->getBlock()->begin();
+    SmallVector<Operation *> created =
+        llvm::map_to_vector(llvm::make_range(begin, op->getIterator()),
+                            [](Operation &newOp) { return &newOp; });
     for (auto [index, value] : llvm::enumerate(*replacements)) {
       Operation *producer = value.getDefiningOp();
       if (!producer || !llvm::is_contained(created, producer) ||
@@ -115,16 +115,16 @@ static LogicalResult decomposeAndName(GraphOp graph, FloatType computeType) {
     for (Operation *newOp : created)
       if (getOpName(newOp).empty())
         newOp->setAttr(SluiceDialect::getOpNameAttrName(),
-                       builder.getStringAttr(names.unique(
-                           base + "." + primitiveLabel(newOp))));
+                       builder.getStringAttr(
+                           names.unique(base + "." + primitiveLabel(newOp))));
     op->replaceAllUsesWith(*replacements);
     op->erase();
   }
   for (Operation &op : graph.getBody().front().without_terminator())
     if (getOpName(&op).empty())
-      op.setAttr(SluiceDialect::getOpNameAttrName(),
-                 StringAttr::get(op.getContext(),
-                                 names.unique(primitiveLabel(&op))));
+      op.setAttr(
+          SluiceDialect::getOpNameAttrName(),
+          StringAttr::get(op.getContext(), names.unique(primitiveLabel(&op))));
   return success();
 }
 
@@ -178,10 +178,11 @@ public:
       primal = clone->getResult(0);
       setOpName(primal, getOpName(value.getDefiningOp()) + ".recompute");
     } else {
-      primal = block->insertArgument(saved.size(), value.getType(),
-                                     value.getLoc());
+      primal =
+          block->insertArgument(saved.size(), value.getType(), value.getLoc());
       saved.push_back(value);
-      savedNames.push_back(savedNameTable.unique("saved." + readableName(value)));
+      savedNames.push_back(
+          savedNameTable.unique("saved." + readableName(value)));
     }
     primals[value] = primal;
     return primal;
@@ -195,13 +196,11 @@ public:
       gradient = contribution;
       return;
     }
-    gradient = buildMap(builder, value.getLoc(), getTensorType(value),
-                        {gradient, contribution}, computeType,
-                        [](OpBuilder &b, Location loc, ValueRange args) {
-                          return arith::AddFOp::create(b, loc, args[0],
-                                                       args[1])
-                              .getResult();
-                        });
+    gradient = buildMap(
+        builder, value.getLoc(), getTensorType(value), {gradient, contribution},
+        computeType, [](OpBuilder &b, Location loc, ValueRange args) {
+          return arith::AddFOp::create(b, loc, args[0], args[1]).getResult();
+        });
     setOpName(gradient, readableName(value) + ".grad_acc");
   }
 
@@ -218,8 +217,7 @@ public:
         accumulate(result, cotangent);
     }
     // Reverse sweep over the primitives.
-    for (Operation &op :
-         llvm::reverse(forwardBlock.without_terminator())) {
+    for (Operation &op : llvm::reverse(forwardBlock.without_terminator())) {
       if (op.getNumResults() != 1)
         return op.emitOpError() << "has no vector-Jacobian rule";
       Value cotangent = gradients.lookup(op.getResult(0));
@@ -233,11 +231,11 @@ public:
     for (auto [index, arg] : llvm::enumerate(forward.getArguments())) {
       Value gradient = gradients.lookup(arg);
       if (!gradient) {
-        gradient = buildMap(builder, arg.getLoc(), getTensorType(arg), {},
-                            computeType,
-                            [&](OpBuilder &b, Location loc, ValueRange) {
-                              return buildConstant(b, loc, computeType, 0.0);
-                            });
+        gradient =
+            buildMap(builder, arg.getLoc(), getTensorType(arg), {}, computeType,
+                     [&](OpBuilder &b, Location loc, ValueRange) {
+                       return buildConstant(b, loc, computeType, 0.0);
+                     });
         setOpName(gradient, "d_" + forward.getArgName(index) + ".zero");
       }
       argGradients.push_back(gradient);
@@ -283,9 +281,9 @@ private:
       forwardResultAttrs.push_back(nameDict(name));
     }
     forwardReturn->setOperands(forwardResults);
-    forward.setFunctionType(FunctionType::get(
-        context, forward.getArgumentTypes(),
-        ValueRange(forwardResults).getTypes()));
+    forward.setFunctionType(
+        FunctionType::get(context, forward.getArgumentTypes(),
+                          ValueRange(forwardResults).getTypes()));
     forward.setAllResultAttrs(forwardResultAttrs);
 
     // @G_backward: saved tensors and cotangents in, gradients out.
@@ -299,10 +297,10 @@ private:
       if (Attribute shape =
               forward.getArgAttr(i, SluiceDialect::getShapeAttrName()))
         extra = DictionaryAttr::get(
-            context, {NamedAttribute(StringAttr::get(
-                                         context,
-                                         SluiceDialect::getShapeAttrName()),
-                                     shape)});
+            context,
+            {NamedAttribute(
+                StringAttr::get(context, SluiceDialect::getShapeAttrName()),
+                shape)});
       resultAttrs.push_back(
           nameDict(("d_" + forward.getArgName(i)).str(), extra));
     }
@@ -344,17 +342,16 @@ static LogicalResult differentiate(GraphOp graph, FloatType computeType,
   std::string backwardName = (graph.getSymName() + "_backward").str();
   for (StringRef name : {StringRef(forwardName), StringRef(backwardName)})
     if (symbols.lookup(name))
-      return graph.emitOpError()
-             << "cannot be differentiated: symbol @" << name
-             << " already exists";
+      return graph.emitOpError() << "cannot be differentiated: symbol @" << name
+                                 << " already exists";
   if (failed(decomposeAndName(graph, computeType)))
     return failure();
 
   OpBuilder builder(graph);
   builder.setInsertionPointAfter(graph);
-  auto backward = GraphOp::create(builder, graph.getLoc(), backwardName, {},
-                                  TypeRange(), {}, TypeRange(),
-                                  Phase::backward);
+  auto backward =
+      GraphOp::create(builder, graph.getLoc(), backwardName, {}, TypeRange(),
+                      {}, TypeRange(), Phase::backward);
   BackwardBuilder backwardBuilder(graph, backward, computeType);
   if (failed(backwardBuilder.run())) {
     backward.erase();

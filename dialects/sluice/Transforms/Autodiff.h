@@ -49,7 +49,8 @@ StringRef getOpName(Operation *op);
 /// contract, random_mask, relayout, rename) for the cotangent `cotangent` of
 /// its result, accumulating into the context the gradients of the operands
 /// that need one. New ops are named after `op` ("<name>.grad_lhs", ...).
-LogicalResult buildVjp(Operation *op, Value cotangent, BackwardContext &context);
+LogicalResult buildVjp(Operation *op, Value cotangent,
+                       BackwardContext &context);
 
 /// Builds at `builder`'s insertion point the partial derivative of the value
 /// yielded by `forwardBody` (a map body) with respect to its float argument

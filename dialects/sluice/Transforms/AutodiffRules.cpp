@@ -46,10 +46,9 @@ static Value convertTo(OpBuilder &builder, Location loc, Value value,
   if (from.getElementType() == type.getElementType())
     converted = RelayoutOp::create(builder, loc, type, value);
   else
-    converted = buildMap(builder, loc, type, {value}, computeType,
-                         [](OpBuilder &, Location, ValueRange args) {
-                           return args[0];
-                         });
+    converted = buildMap(
+        builder, loc, type, {value}, computeType,
+        [](OpBuilder &, Location, ValueRange args) { return args[0]; });
   setOpName(converted, name);
   return converted;
 }
@@ -65,16 +64,14 @@ static LogicalResult contractVjp(ContractOp op, Value cotangent,
   OpBuilder &builder = context.getBuilder();
   StringRef name = getOpName(op);
   if (context.needsGradient(op.getLhs())) {
-    Value grad = ContractOp::create(builder, op.getLoc(),
-                                    op.getLhs().getType(), cotangent,
-                                    context.getPrimal(op.getRhs()),
+    Value grad = ContractOp::create(builder, op.getLoc(), op.getLhs().getType(),
+                                    cotangent, context.getPrimal(op.getRhs()),
                                     op.getScaleAttr());
     setOpName(grad, name + ".grad_lhs");
     context.accumulate(op.getLhs(), grad);
   }
   if (context.needsGradient(op.getRhs())) {
-    Value grad = ContractOp::create(builder, op.getLoc(),
-                                    op.getRhs().getType(),
+    Value grad = ContractOp::create(builder, op.getLoc(), op.getRhs().getType(),
                                     context.getPrimal(op.getLhs()), cotangent,
                                     op.getScaleAttr());
     setOpName(grad, name + ".grad_rhs");
@@ -116,9 +113,7 @@ struct PartialBody {
   }
 
   BlockArgument cotangentArg() { return block->getArgument(numForwardArgs); }
-  BlockArgument outputArg() {
-    return block->getArgument(numForwardArgs + 1);
-  }
+  BlockArgument outputArg() { return block->getArgument(numForwardArgs + 1); }
   Value yielded() {
     return llvm::cast<YieldOp>(block->getTerminator()).getValue();
   }
@@ -183,8 +178,8 @@ static FailureOr<PartialBody> buildPartialBody(MapOp map, unsigned wrt,
     grad = partial.cotangentArg();
   YieldOp::create(builder, loc, grad);
   // Drop the primal clones the derivative does not read.
-  for (Operation &op :
-       llvm::make_early_inc_range(llvm::reverse(partial.block->getOperations())))
+  for (Operation &op : llvm::make_early_inc_range(
+           llvm::reverse(partial.block->getOperations())))
     if (!llvm::isa<YieldOp>(op) && isOpTriviallyDead(&op))
       op.erase();
   return partial;
@@ -293,9 +288,8 @@ static LogicalResult mapVjp(MapOp map, Value cotangent,
       grad = cotangent;
     } else {
       // Broadcast gradients are summed in f32 at least.
-      Type elementType = broadcastDims.empty()
-                             ? inputType.getElementType()
-                             : builder.getF32Type();
+      Type elementType = broadcastDims.empty() ? inputType.getElementType()
+                                               : builder.getF32Type();
       grad = emitPartialMap(map, chosen, cotangent,
                             resultType.withElementType(elementType), context);
       setOpName(grad, gradName);
@@ -328,22 +322,22 @@ static LogicalResult reduceVjp(ReduceOp op, Value cotangent,
   FloatType computeType = context.getComputeType();
   Value grad;
   if (op.getKind() == ReduceKind::sum) {
-    grad = buildMap(builder, loc, inputType, {cotangent}, computeType,
-                    [](OpBuilder &, Location, ValueRange args) {
-                      return args[0];
-                    });
-  } else {
     grad = buildMap(
-        builder, loc, inputType,
-        {context.getPrimal(op.getInput()), context.getPrimal(op.getResult()),
-         cotangent},
-        computeType, [&](OpBuilder &b, Location loc, ValueRange args) {
-          Value isMax = arith::CmpFOp::create(
-              b, loc, arith::CmpFPredicate::OEQ, args[0], args[1]);
-          return arith::SelectOp::create(b, loc, isMax, args[2],
-                                         buildConstant(b, loc, computeType, 0.0))
-              .getResult();
-        });
+        builder, loc, inputType, {cotangent}, computeType,
+        [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+  } else {
+    grad =
+        buildMap(builder, loc, inputType,
+                 {context.getPrimal(op.getInput()),
+                  context.getPrimal(op.getResult()), cotangent},
+                 computeType, [&](OpBuilder &b, Location loc, ValueRange args) {
+                   Value isMax = arith::CmpFOp::create(
+                       b, loc, arith::CmpFPredicate::OEQ, args[0], args[1]);
+                   return arith::SelectOp::create(
+                              b, loc, isMax, args[2],
+                              buildConstant(b, loc, computeType, 0.0))
+                       .getResult();
+                 });
   }
   setOpName(grad, getOpName(op) + ".grad");
   context.accumulate(op.getInput(), grad);

@@ -37,9 +37,7 @@ public:
   Value zeroIfNull(Value tangent, Type type) {
     return tangent ? tangent : constant(type, 0.0);
   }
-  static bool isOne(Value value) {
-    return matchPattern(value, m_OneFloat());
-  }
+  static bool isOne(Value value) { return matchPattern(value, m_OneFloat()); }
   Value add(Value a, Value b) {
     if (!a)
       return b;
@@ -87,9 +85,10 @@ public:
 };
 } // namespace
 
-FailureOr<Value> mlir::sluice::autodiff::buildPartialDerivative(
-    OpBuilder &builder, Location loc, Block &forwardBody, unsigned wrt,
-    ValueRange args, Value output) {
+FailureOr<Value>
+mlir::sluice::autodiff::buildPartialDerivative(OpBuilder &builder, Location loc,
+                                               Block &forwardBody, unsigned wrt,
+                                               ValueRange args, Value output) {
   // Primal values: the forward body cloned onto `args`.
   IRMapping primal;
   primal.map(forwardBody.getArguments(), args);
@@ -109,7 +108,8 @@ FailureOr<Value> mlir::sluice::autodiff::buildPartialDerivative(
   for (Operation &op : forwardBody.without_terminator()) {
     // Ops without float results (comparisons, index arithmetic) and ops no
     // tangent reaches have a zero derivative.
-    if (op.getNumResults() != 1 || !llvm::isa<FloatType>(op.getResult(0).getType()))
+    if (op.getNumResults() != 1 ||
+        !llvm::isa<FloatType>(op.getResult(0).getType()))
       continue;
     if (llvm::none_of(op.getOperands(), [&](Value v) { return tan(v); }))
       continue;
@@ -134,7 +134,8 @@ FailureOr<Value> mlir::sluice::autodiff::buildPartialDerivative(
               return t.sub(t.div(tan(div.getLhs()), b),
                            t.div(t.mul(tan(div.getRhs()), r), b));
             })
-            .Case([&](arith::NegFOp neg) { return t.neg(tan(neg.getOperand())); })
+            .Case(
+                [&](arith::NegFOp neg) { return t.neg(tan(neg.getOperand())); })
             .Case<arith::MaximumFOp, arith::MaxNumFOp>([&](Operation *max) {
               // Ties take the lhs' derivative.
               Value cond = arith::CmpFOp::create(
@@ -187,8 +188,8 @@ FailureOr<Value> mlir::sluice::autodiff::buildPartialDerivative(
             })
             .Case([&](math::SqrtOp sqrt) {
               // d sqrt(a) = da / (2 sqrt(a)).
-              Value twice = arith::MulFOp::create(builder, loc, r,
-                                                  t.constant(type, 2.0));
+              Value twice =
+                  arith::MulFOp::create(builder, loc, r, t.constant(type, 2.0));
               return t.div(tan(sqrt.getOperand()), twice);
             })
             .Case([&](math::RsqrtOp rsqrt) {
@@ -201,12 +202,12 @@ FailureOr<Value> mlir::sluice::autodiff::buildPartialDerivative(
             })
             .Case([&](math::AbsFOp abs) -> Value {
               Value a = p(abs.getOperand());
-              Value negative = arith::CmpFOp::create(
-                  builder, loc, arith::CmpFPredicate::OLT, a,
-                  t.constant(type, 0.0));
+              Value negative =
+                  arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OLT,
+                                        a, t.constant(type, 0.0));
               Value da = tan(abs.getOperand());
-              return arith::SelectOp::create(builder, loc, negative,
-                                             t.neg(da), da);
+              return arith::SelectOp::create(builder, loc, negative, t.neg(da),
+                                             da);
             })
             .Case([&](math::PowFOp pow) -> FailureOr<Value> {
               // Only a constant exponent c: d a^c = c a^(c-1) da.
