@@ -207,7 +207,11 @@ FailureOr<ModuleCounts> mlir::sluice::countModule(ModuleOp module) {
           !counts.byClass[static_cast<unsigned>(count.opClass)].add(
               count.cost) ||
           !counts.byPhase[static_cast<unsigned>(count.phase)].add(
-              count.cost)) {
+              count.cost) ||
+          !counts
+               .byPhaseAndClass[static_cast<unsigned>(count.phase)]
+                               [static_cast<unsigned>(count.opClass)]
+               .add(count.cost)) {
         op->emitOpError() << "adding its counts to the totals overflows 64 bits";
         return WalkResult::interrupt();
       }

@@ -65,8 +65,16 @@ std::string sluice::renderJsonReport(const ModuleCounts &counts,
         costToJson(counts.classTotal(opClass));
   totals["by_class"] = std::move(byClass);
   json byPhase = json::object();
-  for (Phase phase : {Phase::forward, Phase::backward})
-    byPhase[stringifyPhase(phase).str()] = costToJson(counts.phaseTotal(phase));
+  for (Phase phase : {Phase::forward, Phase::backward}) {
+    json phaseTotals = costToJson(counts.phaseTotal(phase));
+    json phaseByClass = json::object();
+    for (OpClass opClass : {OpClass::Contraction, OpClass::Normalization,
+                            OpClass::ElementWise})
+      phaseByClass[stringifyOpClass(opClass).str()] =
+          costToJson(counts.phaseClassTotal(phase, opClass));
+    phaseTotals["by_class"] = std::move(phaseByClass);
+    byPhase[stringifyPhase(phase).str()] = std::move(phaseTotals);
+  }
   totals["by_phase"] = std::move(byPhase);
   report["totals"] = std::move(totals);
   return report.dump(2) + "\n";

@@ -55,9 +55,15 @@ static std::vector<Row> totalRows(const ModuleCounts &counts) {
        {OpClass::Contraction, OpClass::Normalization, OpClass::ElementWise})
     rows.push_back({"", "", stringifyOpClass(opClass).str(), "",
                     counts.classTotal(opClass)});
-  for (Phase phase : {Phase::forward, Phase::backward})
+  for (Phase phase : {Phase::forward, Phase::backward}) {
+    for (OpClass opClass :
+         {OpClass::Contraction, OpClass::Normalization, OpClass::ElementWise})
+      rows.push_back({"", "", stringifyOpClass(opClass).str(),
+                      stringifyPhase(phase).str(),
+                      counts.phaseClassTotal(phase, opClass)});
     rows.push_back({"", "", "", stringifyPhase(phase).str(),
                     counts.phaseTotal(phase)});
+  }
   rows.push_back({"total", "", "", "", counts.total});
   return rows;
 }
@@ -90,9 +96,11 @@ std::string sluice::renderSummaryTable(const ModuleCounts &counts,
              formatWithSeparators(row.cost.bytesWritten));
   os << std::string(nameWidth + 79, '-') << "\n";
   for (const Row &row : totalRows(counts)) {
-    std::string label = !row.name.empty()      ? row.name
-                        : !row.opClass.empty() ? "all " + row.opClass
-                                               : "all " + row.phase;
+    std::string label =
+        !row.name.empty() ? row.name
+        : row.phase.empty() ? "all " + row.opClass
+        : row.opClass.empty() ? "all " + row.phase
+                              : row.phase + " " + row.opClass;
     printRow(label, "", "", formatWithSeparators(row.cost.flop),
              formatWithSeparators(row.cost.bytesRead),
              formatWithSeparators(row.cost.bytesWritten));

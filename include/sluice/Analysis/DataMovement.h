@@ -58,12 +58,17 @@ struct ModuleCounts {
   Cost total;
   std::array<Cost, kNumOpClasses> byClass;
   std::array<Cost, kNumPhases> byPhase;
+  /// byPhaseAndClass[phase][class].
+  std::array<std::array<Cost, kNumOpClasses>, kNumPhases> byPhaseAndClass;
 
   const Cost &classTotal(OpClass c) const {
     return byClass[static_cast<unsigned>(c)];
   }
   const Cost &phaseTotal(Phase p) const {
     return byPhase[static_cast<unsigned>(p)];
+  }
+  const Cost &phaseClassTotal(Phase p, OpClass c) const {
+    return byPhaseAndClass[static_cast<unsigned>(p)][static_cast<unsigned>(c)];
   }
 };
 

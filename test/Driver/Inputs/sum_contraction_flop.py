@@ -16,5 +16,8 @@ for key in ("flop", "bytes_read", "bytes_written"):
         assert sub[key] == sum(op[key] for op in ops if op["class"] == cls), (cls, key)
     for phase, sub in totals["by_phase"].items():
         assert sub[key] == sum(op[key] for op in ops if op["phase"] == phase), (phase, key)
+        for cls, cell in sub["by_class"].items():
+            assert cell[key] == sum(op[key] for op in ops
+                                    if op["phase"] == phase and op["class"] == cls), (phase, cls, key)
 assert totals["bytes"] == totals["bytes_read"] + totals["bytes_written"]
 print("consistent")
