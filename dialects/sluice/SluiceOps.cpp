@@ -448,6 +448,8 @@ LogicalResult BiasAddOp::verify() {
   NamedTensorType input = tensorType(getInput()), result = tensorType(getResult());
   if (failed(verifyDimsSubset(*this, tensorType(getBias()), "bias", input,
                               "input")) ||
+      failed(verifySameElementType(*this, tensorType(getBias()), "bias",
+                                   input, "input")) ||
       failed(verifySameElementType(*this, input, "input", result, "result")))
     return failure();
   return verifySameDims(*this, result, "result", input, "input");
@@ -457,6 +459,7 @@ LogicalResult ResidualAddOp::verify() {
   NamedTensorType lhs = tensorType(getLhs()), rhs = tensorType(getRhs()),
              result = tensorType(getResult());
   if (failed(verifySameDims(*this, rhs, "rhs", lhs, "lhs")) ||
+      failed(verifySameElementType(*this, rhs, "rhs", lhs, "lhs")) ||
       failed(verifySameElementType(*this, lhs, "lhs", result, "result")))
     return failure();
   return verifySameDims(*this, result, "result", lhs, "lhs");
@@ -498,7 +501,9 @@ LogicalResult DropoutOp::verify() {
     return emitOpError() << "result type " << getResult().getType()
                          << " must equal the input type " << input;
   if (failed(verifySameDims(*this, tensorType(getMask()), "mask", input,
-                            "input")))
+                            "input")) ||
+      failed(verifySameElementType(*this, tensorType(getMask()), "mask", input,
+                                   "input")))
     return failure();
   return verifyProbability(*this, getProbability().convertToDouble());
 }

@@ -872,3 +872,32 @@ sluice.graph @g() {
   %y = "sluice.relu"(%c) : (f32) -> f32
   sluice.return
 }
+
+// -----
+
+sluice.graph @bias_add_bias_element_type(%x: !sluice.tensor<[j=4, i=8], f32> {sluice.name = "x"},
+                                         %b: !sluice.tensor<[i=8], f16> {sluice.name = "b"})
+    -> (!sluice.tensor<[j=4, i=8], f32> {sluice.name = "y"}) {
+  // expected-error @+1 {{'sluice.bias_add' op bias has element type 'f16' but input has 'f32'}}
+  %y = sluice.bias_add %x, %b : (!sluice.tensor<[j=4, i=8], f32>, !sluice.tensor<[i=8], f16>) -> !sluice.tensor<[j=4, i=8], f32>
+  sluice.return %y : !sluice.tensor<[j=4, i=8], f32>
+}
+
+// -----
+
+sluice.graph @residual_add_rhs_element_type(%a: !sluice.tensor<[j=4, i=8], f32> {sluice.name = "a"},
+                                            %b: !sluice.tensor<[j=4, i=8], bf16> {sluice.name = "b"})
+    -> (!sluice.tensor<[j=4, i=8], f32> {sluice.name = "y"}) {
+  // expected-error @+1 {{'sluice.residual_add' op rhs has element type 'bf16' but lhs has 'f32'}}
+  %y = sluice.residual_add %a, %b : (!sluice.tensor<[j=4, i=8], f32>, !sluice.tensor<[j=4, i=8], bf16>) -> !sluice.tensor<[j=4, i=8], f32>
+  sluice.return %y : !sluice.tensor<[j=4, i=8], f32>
+}
+
+// -----
+
+sluice.graph @dropout_mask_element_type(%x: !sluice.tensor<[j=4, i=8], f32> {sluice.name = "x"})
+    -> (!sluice.tensor<[j=4, i=8], f32> {sluice.name = "y"}) {
+  // expected-error @+1 {{'sluice.dropout' op mask has element type 'f16' but input has 'f32'}}
+  %y, %m = sluice.dropout %x {probability = 0.5 : f64, stream = 0 : i64} : !sluice.tensor<[j=4, i=8], f32> -> !sluice.tensor<[j=4, i=8], f32>, !sluice.tensor<[j=4, i=8], f16>
+  sluice.return %y : !sluice.tensor<[j=4, i=8], f32>
+}
