@@ -14,6 +14,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 
 #include <gtest/gtest.h>
 #include <random>
@@ -150,12 +151,16 @@ static uint64_t encoderContractionFlop(const ::sluice::LayerDims &d) {
          2 * (2 * b * s * e * f);
 }
 
-static uint64_t forwardContractionFlop(const ModuleCounts &counts) {
+static uint64_t contractionFlop(const ModuleCounts &counts, Phase phase) {
   uint64_t sum = 0;
   for (const OpCount &count : counts.ops)
-    if (count.opClass == OpClass::Contraction && count.phase == Phase::forward)
+    if (count.opClass == OpClass::Contraction && count.phase == phase)
       sum += count.cost.flop;
   return sum;
+}
+
+static uint64_t forwardContractionFlop(const ModuleCounts &counts) {
+  return contractionFlop(counts, Phase::forward);
 }
 
 TEST_F(DataMovementTest, BertLargeForwardContractionFlop) {
@@ -201,6 +206,65 @@ TEST_F(DataMovementTest, EncoderContractionFlopOnRandomDims) {
                       count.phase == Phase::forward;
     EXPECT_EQ(contractions, 8u);
   }
+}
+
+/// Training graphs: reverse-mode autodiff gives every contraction two
+/// backward contractions of the same size, so the backward contraction flop
+/// is exactly twice the forward's, for any dims and variant.
+TEST_F(DataMovementTest, TrainingBackwardContractionFlopIsTwiceForward) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> small(1, 7);
+  for (int trial = 0; trial < 6; ++trial) {
+    ::sluice::LayerSpec spec;
+    spec.name = "train";
+    spec.training = true;
+    spec.dims.batch = small(rng);
+    spec.dims.seq = small(rng) + 1;
+    spec.dims.heads = small(rng);
+    spec.dims.headDim = small(rng);
+    spec.dims.embed = spec.dims.heads * spec.dims.headDim;
+    spec.dims.ffn = small(rng) * 3;
+    spec.norm = trial % 2 ? ::sluice::NormPlacement::Pre
+                          : ::sluice::NormPlacement::Post;
+    spec.causal = trial % 3 == 1;
+    spec.activation = static_cast<::sluice::Activation>(trial % 3);
+    OwningOpRef<ModuleOp> module =
+        ::sluice::buildEncoderGraph(context, spec, UnknownLoc::get(&context));
+    ASSERT_TRUE(module);
+    PassManager pm(&context);
+    PipelineOptions options;
+    options.training = true;
+    buildSluicePipeline(pm, options);
+    ASSERT_TRUE(succeeded(pm.run(*module)));
+    FailureOr<ModuleCounts> counts = countModule(*module);
+    ASSERT_TRUE(succeeded(counts));
+    uint64_t forward = contractionFlop(*counts, Phase::forward);
+    EXPECT_EQ(forward, encoderContractionFlop(spec.dims)) << "trial " << trial;
+    EXPECT_EQ(contractionFlop(*counts, Phase::backward), 2 * forward)
+        << "trial " << trial;
+    EXPECT_EQ(counts->phaseClassTotal(Phase::backward, OpClass::Contraction).flop,
+              2 * forward);
+  }
+}
+
+TEST_F(DataMovementTest, BertLargeTrainingContractionFlop) {
+  ::sluice::LayerSpec spec;
+  spec.name = "bert-large";
+  spec.training = true;
+  spec.dims = {8, 512, 16, 64, 1024, 4096};
+  spec.dtype = ::sluice::DType::F16;
+  OwningOpRef<ModuleOp> module =
+      ::sluice::buildEncoderGraph(context, spec, UnknownLoc::get(&context));
+  ASSERT_TRUE(module);
+  PassManager pm(&context);
+  PipelineOptions options;
+  options.training = true;
+  buildSluicePipeline(pm, options);
+  ASSERT_TRUE(succeeded(pm.run(*module)));
+  FailureOr<ModuleCounts> counts = countModule(*module);
+  ASSERT_TRUE(succeeded(counts));
+  EXPECT_EQ(contractionFlop(*counts, Phase::forward), 111669149696ull);
+  EXPECT_EQ(contractionFlop(*counts, Phase::backward), 223338299392ull);
 }
 
 } // namespace
