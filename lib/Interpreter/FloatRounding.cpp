@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-using namespace sluice;
+using namespace mlir::sluice;
 
 /// Rounds `value` to a binary format with `precision` significant bits
 /// (counting the implicit one), smallest normal exponent `minExponent` and
@@ -21,26 +21,26 @@ static double roundToFormat(double value, int precision, int minExponent,
   int quantum = exponent - (precision - 1);
   double rounded =
       std::ldexp(std::nearbyint(std::ldexp(value, -quantum)), quantum);
-  double largest = std::ldexp(2.0 - std::ldexp(1.0, 1 - precision),
-                              maxExponent);
+  double largest =
+      std::ldexp(2.0 - std::ldexp(1.0, 1 - precision), maxExponent);
   if (std::fabs(rounded) > largest)
     return std::copysign(INFINITY, value);
   return rounded;
 }
 
-double sluice::roundToF32(double value) {
+double mlir::sluice::roundToF32(double value) {
   return static_cast<double>(static_cast<float>(value));
 }
 
-double sluice::roundToF16(double value) {
+double mlir::sluice::roundToF16(double value) {
   return roundToFormat(value, 11, -14, 15);
 }
 
-double sluice::roundToBF16(double value) {
+double mlir::sluice::roundToBF16(double value) {
   return roundToFormat(value, 8, -126, 127);
 }
 
-double sluice::roundToType(double value, mlir::Type type) {
+double mlir::sluice::roundToType(double value, mlir::Type type) {
   if (type.isF32())
     return roundToF32(value);
   if (type.isF16())

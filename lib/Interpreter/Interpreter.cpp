@@ -26,8 +26,6 @@
 
 using namespace mlir;
 using namespace mlir::sluice;
-using ::sluice::Buffer;
-using ::sluice::Precision;
 
 namespace {
 
@@ -124,13 +122,13 @@ public:
 private:
   /// Rounds a value to the compute type (float in f32 mode).
   double compute(double value) const {
-    return precision == Precision::F32 ? ::sluice::roundToF32(value) : value;
+    return precision == Precision::F32 ? roundToF32(value) : value;
   }
   /// Rounds every element of `buffer` to its element type (f32 mode only).
   void store(Value result, Buffer buffer) {
     if (precision == Precision::F32)
       for (double &element : buffer.data)
-        element = ::sluice::roundToType(element, buffer.type.getElementType());
+        element = roundToType(element, buffer.type.getElementType());
     values[result] = std::move(buffer);
   }
   static Buffer allocate(NamedTensorType type) {
@@ -206,8 +204,7 @@ llvm::Error Executor::execute(ContractOp op) {
 }
 
 llvm::Error Executor::execute(MapOp op) {
-  llvm::Expected<::sluice::ScalarBody> body =
-      ::sluice::ScalarBody::compile(op, precision);
+  llvm::Expected<ScalarBody> body = ScalarBody::compile(op, precision);
   if (!body)
     return body.takeError();
   NamedTensorType resultType = op.getResult().getType();
@@ -216,7 +213,8 @@ llvm::Error Executor::execute(MapOp op) {
   SmallVector<SmallVector<int64_t>> inputStrides;
   for (Value input : op.getInputs()) {
     inputs.push_back(&values.at(input));
-    inputStrides.push_back(stridesOver(llvm::cast<NamedTensorType>(input.getType()), space));
+    inputStrides.push_back(
+        stridesOver(llvm::cast<NamedTensorType>(input.getType()), space));
   }
   SmallVector<unsigned> indexPositions;
   for (Attribute name : op.getIndexDims())
@@ -245,9 +243,10 @@ llvm::Error Executor::execute(ReduceOp op) {
   NamedTensorType inputType = op.getInput().getType(),
                   resultType = op.getResult().getType();
   const Buffer &input = values.at(op.getInput());
-  SmallVector<StringRef> reduced = llvm::map_to_vector(
-      op.getDims(),
-      [](Attribute name) { return llvm::cast<StringAttr>(name).getValue(); });
+  SmallVector<StringRef> reduced =
+      llvm::map_to_vector(op.getDims(), [](Attribute name) {
+        return llvm::cast<StringAttr>(name).getValue();
+      });
   Space space = spaceOf(resultType);
   for (StringRef name : sorted(reduced))
     space.add(name, inputType.getDimSize(name));
@@ -358,7 +357,7 @@ static llvm::Error decomposeAll(GraphOp graph, FloatType computeType) {
   }
 }
 
-namespace sluice {
+namespace mlir::sluice {
 llvm::Expected<std::vector<Buffer>>
 interpret(GraphOp graph, llvm::ArrayRef<Buffer> inputs,
           const InterpreterOptions &options) {
@@ -384,9 +383,9 @@ interpret(GraphOp graph, llvm::ArrayRef<Buffer> inputs,
     return llvm::joinErrors(std::move(error),
                             llvm::createStringError(diagnostics));
   if (failed(verify(*scratch)))
-    return llvm::createStringError("graph @" + graph.getSymName().str() +
-                                   " is invalid after decomposition: " +
-                                   diagnostics);
+    return llvm::createStringError(
+        "graph @" + graph.getSymName().str() +
+        " is invalid after decomposition: " + diagnostics);
 
   Executor executor(options.precision, options.seed);
   Block &body = clone.getBody().front();
@@ -405,4 +404,4 @@ interpret(GraphOp graph, llvm::ArrayRef<Buffer> inputs,
     results.push_back(executor.values.at(returned));
   return results;
 }
-} // namespace sluice
+} // namespace mlir::sluice

@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace sluice {
+namespace mlir::sluice {
 
 /// One scalar: floats live in `f`, integers, indices and i1 in `i`.
 struct Scalar {
@@ -60,6 +60,6 @@ private:
   Precision precision = Precision::F64;
 };
 
-} // namespace sluice
+} // namespace mlir::sluice
 
 #endif // SLUICE_LIB_INTERPRETER_SCALARBODY_H

@@ -16,8 +16,8 @@ static Error fileError(const Twine &path, const Twine &what,
                                      "': " + code.message());
 }
 
-Error sluice::writeOutputFiles(StringRef directory,
-                               ArrayRef<OutputFile> files) {
+Error mlir::sluice::writeOutputFiles(StringRef directory,
+                                     ArrayRef<OutputFile> files) {
   bool createdDirectory = !sys::fs::exists(directory);
   if (std::error_code code = sys::fs::create_directories(directory))
     return fileError(directory, "create output directory", code);

@@ -18,7 +18,8 @@ using namespace mlir::sluice;
 void mlir::sluice::buildSluicePipeline(OpPassManager &pm,
                                        const PipelineOptions &options) {
   if (options.training)
-    pm.addPass(createSluiceAutodiff(SluiceAutodiffOptions{options.computeType}));
+    pm.addPass(
+        createSluiceAutodiff(SluiceAutodiffOptions{options.computeType}));
 }
 
 namespace {
@@ -85,14 +86,13 @@ FailureOr<Compilation> mlir::sluice::load(MLIRContext &context,
     if (!result.module)
       return failure();
   } else {
-    llvm::Expected<::sluice::LayerSpec> spec =
-        ::sluice::readLayerSpec(inputPath);
+    llvm::Expected<LayerSpec> spec = readLayerSpec(inputPath);
     if (!spec) {
       emitError(UnknownLoc::get(&context)) << llvm::toString(spec.takeError());
       return failure();
     }
     result.spec = *spec;
-    result.module = ::sluice::buildEncoderGraph(
+    result.module = buildEncoderGraph(
         context, *spec, FileLineColLoc::get(&context, inputPath, 1, 1));
     if (!result.module)
       return failure();

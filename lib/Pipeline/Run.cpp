@@ -5,14 +5,7 @@
 #include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
-using mlir::sluice::GraphOp;
-using mlir::sluice::NamedTensorType;
-using mlir::sluice::Phase;
-using mlir::sluice::SluiceDialect;
-using ::sluice::Buffer;
-using ::sluice::InterpreterOptions;
-using ::sluice::NamedArray;
-using ::sluice::RunSignature;
+using namespace mlir::sluice;
 
 namespace {
 /// The graphs of a module in execution order.
@@ -52,8 +45,8 @@ static bool isSaved(StringRef name) { return name.starts_with("saved."); }
 /// of its named dimensions.
 static std::vector<int64_t> logicalShape(DictionaryAttr attrs, Type type) {
   if (attrs)
-    if (auto shape = attrs.getAs<DenseI64ArrayAttr>(
-            SluiceDialect::getShapeAttrName()))
+    if (auto shape =
+            attrs.getAs<DenseI64ArrayAttr>(SluiceDialect::getShapeAttrName()))
       return std::vector<int64_t>(shape.asArrayRef().begin(),
                                   shape.asArrayRef().end());
   ArrayRef<int64_t> sizes = llvm::cast<NamedTensorType>(type).getSizes();
@@ -64,7 +57,7 @@ static NamedArray describe(StringRef name, DictionaryAttr attrs, Type type) {
   return NamedArray{name.str(), logicalShape(attrs, type), {}};
 }
 
-namespace sluice {
+namespace mlir::sluice {
 llvm::Expected<RunSignature> getRunSignature(ModuleOp module) {
   llvm::Expected<Entry> entry = findEntry(module);
   if (!entry)
@@ -93,7 +86,7 @@ llvm::Expected<RunSignature> getRunSignature(ModuleOp module) {
   }
   return signature;
 }
-} // namespace sluice
+} // namespace mlir::sluice
 
 static std::string formatShape(ArrayRef<int64_t> shape) {
   std::string text = "[";
@@ -117,7 +110,7 @@ gatherArguments(GraphOp graph, const llvm::StringMap<Buffer> &available) {
   return arguments;
 }
 
-namespace sluice {
+namespace mlir::sluice {
 llvm::Expected<std::vector<NamedArray>>
 runModule(ModuleOp module, llvm::ArrayRef<NamedArray> inputs,
           const InterpreterOptions &options) {
@@ -183,4 +176,4 @@ runModule(ModuleOp module, llvm::ArrayRef<NamedArray> inputs,
   }
   return result;
 }
-} // namespace sluice
+} // namespace mlir::sluice

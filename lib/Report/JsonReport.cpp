@@ -17,28 +17,29 @@ static json costToJson(const Cost &cost) {
   return object;
 }
 
-static json specToJson(const sluice::LayerSpec &spec) {
+static json specToJson(const mlir::sluice::LayerSpec &spec) {
   json object;
   object["name"] = spec.name;
   object["layer"] = spec.layer;
-  object["norm"] = sluice::stringifyNorm(spec.norm).str();
+  object["norm"] = mlir::sluice::stringifyNorm(spec.norm).str();
   object["causal"] = spec.causal;
-  object["dims"] = {{"batch", spec.dims.batch},     {"seq", spec.dims.seq},
-                    {"heads", spec.dims.heads},     {"head_dim", spec.dims.headDim},
-                    {"embed", spec.dims.embed},     {"ffn", spec.dims.ffn}};
-  object["activation"] = sluice::stringifyActivation(spec.activation).str();
+  object["dims"] = {{"batch", spec.dims.batch}, {"seq", spec.dims.seq},
+                    {"heads", spec.dims.heads}, {"head_dim", spec.dims.headDim},
+                    {"embed", spec.dims.embed}, {"ffn", spec.dims.ffn}};
+  object["activation"] =
+      mlir::sluice::stringifyActivation(spec.activation).str();
   object["dropout"] = {{"attention", spec.dropout.attention},
                        {"residual", spec.dropout.residual},
                        {"activation", spec.dropout.activation}};
   object["layernorm_eps"] = spec.layernormEps;
-  object["dtype"] = sluice::stringifyDType(spec.dtype).str();
+  object["dtype"] = mlir::sluice::stringifyDType(spec.dtype).str();
   object["training"] = spec.training;
   object["target"] = spec.target;
   return object;
 }
 
-std::string sluice::renderJsonReport(const ModuleCounts &counts,
-                                     const ReportContext &context) {
+std::string mlir::sluice::renderJsonReport(const ModuleCounts &counts,
+                                           const ReportContext &context) {
   json report;
   report["name"] = context.name;
   report["input"] = context.inputPath;
@@ -59,8 +60,8 @@ std::string sluice::renderJsonReport(const ModuleCounts &counts,
   report["ops"] = std::move(ops);
   json totals = costToJson(counts.total);
   json byClass = json::object();
-  for (OpClass opClass : {OpClass::Contraction, OpClass::Normalization,
-                          OpClass::ElementWise})
+  for (OpClass opClass :
+       {OpClass::Contraction, OpClass::Normalization, OpClass::ElementWise})
     byClass[stringifyOpClass(opClass).str()] =
         costToJson(counts.classTotal(opClass));
   totals["by_class"] = std::move(byClass);
@@ -68,8 +69,8 @@ std::string sluice::renderJsonReport(const ModuleCounts &counts,
   for (Phase phase : {Phase::forward, Phase::backward}) {
     json phaseTotals = costToJson(counts.phaseTotal(phase));
     json phaseByClass = json::object();
-    for (OpClass opClass : {OpClass::Contraction, OpClass::Normalization,
-                            OpClass::ElementWise})
+    for (OpClass opClass :
+         {OpClass::Contraction, OpClass::Normalization, OpClass::ElementWise})
       phaseByClass[stringifyOpClass(opClass).str()] =
           costToJson(counts.phaseClassTotal(phase, opClass));
     phaseTotals["by_class"] = std::move(phaseByClass);

@@ -7,7 +7,7 @@
 
 using namespace mlir::sluice;
 
-std::string sluice::formatWithSeparators(uint64_t value) {
+std::string mlir::sluice::formatWithSeparators(uint64_t value) {
   std::string digits = std::to_string(value);
   std::string result;
   for (size_t i = 0; i < digits.size(); ++i) {
@@ -18,7 +18,7 @@ std::string sluice::formatWithSeparators(uint64_t value) {
   return result;
 }
 
-std::string sluice::describeSpec(const LayerSpec &spec) {
+std::string mlir::sluice::describeSpec(const LayerSpec &spec) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << spec.layer << ", " << stringifyNorm(spec.norm) << "-LN"
@@ -61,15 +61,15 @@ static std::vector<Row> totalRows(const ModuleCounts &counts) {
       rows.push_back({"", "", stringifyOpClass(opClass).str(),
                       stringifyPhase(phase).str(),
                       counts.phaseClassTotal(phase, opClass)});
-    rows.push_back({"", "", "", stringifyPhase(phase).str(),
-                    counts.phaseTotal(phase)});
+    rows.push_back(
+        {"", "", "", stringifyPhase(phase).str(), counts.phaseTotal(phase)});
   }
   rows.push_back({"total", "", "", "", counts.total});
   return rows;
 }
 
-std::string sluice::renderSummaryTable(const ModuleCounts &counts,
-                                       const ReportContext &context) {
+std::string mlir::sluice::renderSummaryTable(const ModuleCounts &counts,
+                                             const ReportContext &context) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << context.name;
@@ -96,11 +96,10 @@ std::string sluice::renderSummaryTable(const ModuleCounts &counts,
              formatWithSeparators(row.cost.bytesWritten));
   os << std::string(nameWidth + 79, '-') << "\n";
   for (const Row &row : totalRows(counts)) {
-    std::string label =
-        !row.name.empty() ? row.name
-        : row.phase.empty() ? "all " + row.opClass
-        : row.opClass.empty() ? "all " + row.phase
-                              : row.phase + " " + row.opClass;
+    std::string label = !row.name.empty()     ? row.name
+                        : row.phase.empty()   ? "all " + row.opClass
+                        : row.opClass.empty() ? "all " + row.phase
+                                              : row.phase + " " + row.opClass;
     printRow(label, "", "", formatWithSeparators(row.cost.flop),
              formatWithSeparators(row.cost.bytesRead),
              formatWithSeparators(row.cost.bytesWritten));
@@ -108,8 +107,8 @@ std::string sluice::renderSummaryTable(const ModuleCounts &counts,
   return text;
 }
 
-std::string sluice::renderMarkdownReport(const ModuleCounts &counts,
-                                         const ReportContext &context) {
+std::string mlir::sluice::renderMarkdownReport(const ModuleCounts &counts,
+                                               const ReportContext &context) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "# " << context.name << "\n\n";
@@ -122,9 +121,9 @@ std::string sluice::renderMarkdownReport(const ModuleCounts &counts,
   os << "| op | kind | class | phase | flop | bytes read | bytes written |\n";
   os << "|---|---|---|---|---:|---:|---:|\n";
   for (const Row &row : opRows(counts))
-    os << "| " << row.name << " | " << row.kind << " | " << row.opClass
-       << " | " << row.phase << " | " << formatWithSeparators(row.cost.flop)
-       << " | " << formatWithSeparators(row.cost.bytesRead) << " | "
+    os << "| " << row.name << " | " << row.kind << " | " << row.opClass << " | "
+       << row.phase << " | " << formatWithSeparators(row.cost.flop) << " | "
+       << formatWithSeparators(row.cost.bytesRead) << " | "
        << formatWithSeparators(row.cost.bytesWritten) << " |\n";
   os << "\n## Totals\n\n";
   os << "| class | phase | flop | bytes read | bytes written |\n";

@@ -19,9 +19,6 @@
 
 using namespace mlir;
 using namespace mlir::sluice;
-using ::sluice::LayerSpec;
-using ::sluice::LayerDims;
-using ::sluice::NormPlacement;
 
 namespace {
 
@@ -42,7 +39,7 @@ public:
   }
 
   int64_t size(StringRef name) const {
-    const ::sluice::LayerDims &d = spec.dims;
+    const LayerDims &d = spec.dims;
     if (name == "b")
       return d.batch;
     if (name == "j" || name == "k")
@@ -92,10 +89,10 @@ public:
 
   Value layerNorm(StringRef opName, Value input, Value scale, Value bias) {
     NamedTensorType stats = type({"b", "j"}, builder.getF32Type());
-    auto op = LayerNormOp::create(
-        builder, loc, input.getType(), stats, stats, input, scale, bias,
-        builder.getStrArrayAttr({"i"}),
-        builder.getF64FloatAttr(spec.layernormEps));
+    auto op =
+        LayerNormOp::create(builder, loc, input.getType(), stats, stats, input,
+                            scale, bias, builder.getStrArrayAttr({"i"}),
+                            builder.getF64FloatAttr(spec.layernormEps));
     return name(op, opName).getResult();
   }
 
@@ -104,9 +101,8 @@ public:
     auto arg = [&](StringRef argName) { return graph.lookupArgument(argName); };
     Value q = contract("q_proj", input, arg("wq"), {"b", "j", "h", "p"});
     q = biasAdd("q_bias", q, arg("bq"));
-    Value keys = name(RenameOp::create(builder, loc, type({"b", "k", "i"}),
-                                       input),
-                      "x_keys");
+    Value keys = name(
+        RenameOp::create(builder, loc, type({"b", "k", "i"}), input), "x_keys");
     Value k = contract("k_proj", keys, arg("wk"), {"b", "k", "h", "p"});
     k = biasAdd("k_bias", k, arg("bk"));
     Value v = contract("v_proj", keys, arg("wv"), {"b", "k", "h", "p"});
@@ -134,13 +130,13 @@ public:
     hidden = biasAdd("ffn1_bias", hidden, arg("b1"));
     Operation *activation;
     switch (spec.activation) {
-    case ::sluice::Activation::Relu:
+    case Activation::Relu:
       activation = ReluOp::create(builder, loc, hidden);
       break;
-    case ::sluice::Activation::Gelu:
+    case Activation::Gelu:
       activation = GeluOp::create(builder, loc, hidden);
       break;
-    case ::sluice::Activation::GeluTanh:
+    case Activation::GeluTanh:
       activation = GeluTanhOp::create(builder, loc, hidden);
       break;
     }
@@ -172,19 +168,19 @@ struct Boundary {
 
 } // namespace
 
-static Type getElementType(MLIRContext &context, ::sluice::DType dtype) {
+static Type getElementType(MLIRContext &context, DType dtype) {
   switch (dtype) {
-  case ::sluice::DType::F32:
+  case DType::F32:
     return Float32Type::get(&context);
-  case ::sluice::DType::F16:
+  case DType::F16:
     return Float16Type::get(&context);
-  case ::sluice::DType::BF16:
+  case DType::BF16:
     return BFloat16Type::get(&context);
   }
   llvm_unreachable("unknown dtype");
 }
 
-namespace sluice {
+namespace mlir::sluice {
 OwningOpRef<ModuleOp> buildEncoderGraph(MLIRContext &context,
                                         const LayerSpec &spec, Location loc) {
   context.getOrLoadDialect<SluiceDialect>();
@@ -267,4 +263,4 @@ OwningOpRef<ModuleOp> buildEncoderGraph(MLIRContext &context,
   }
   return module;
 }
-} // namespace sluice
+} // namespace mlir::sluice

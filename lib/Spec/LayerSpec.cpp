@@ -24,7 +24,7 @@
 #include <set>
 #include <vector>
 
-using namespace sluice;
+using namespace mlir::sluice;
 using json = nlohmann::json;
 using llvm::ArrayRef;
 using llvm::Error;
@@ -36,7 +36,7 @@ using llvm::Twine;
 // Enumerations
 //===----------------------------------------------------------------------===//
 
-StringRef sluice::stringifyNorm(NormPlacement norm) {
+StringRef mlir::sluice::stringifyNorm(NormPlacement norm) {
   switch (norm) {
   case NormPlacement::Post:
     return "post";
@@ -46,7 +46,7 @@ StringRef sluice::stringifyNorm(NormPlacement norm) {
   llvm_unreachable("unknown norm placement");
 }
 
-StringRef sluice::stringifyActivation(Activation activation) {
+StringRef mlir::sluice::stringifyActivation(Activation activation) {
   switch (activation) {
   case Activation::Relu:
     return "relu";
@@ -58,7 +58,7 @@ StringRef sluice::stringifyActivation(Activation activation) {
   llvm_unreachable("unknown activation");
 }
 
-StringRef sluice::stringifyDType(DType dtype) {
+StringRef mlir::sluice::stringifyDType(DType dtype) {
   switch (dtype) {
   case DType::F32:
     return "f32";
@@ -70,7 +70,7 @@ StringRef sluice::stringifyDType(DType dtype) {
   llvm_unreachable("unknown dtype");
 }
 
-unsigned sluice::getByteWidth(DType dtype) {
+unsigned mlir::sluice::getByteWidth(DType dtype) {
   switch (dtype) {
   case DType::F32:
     return 4;
@@ -265,15 +265,15 @@ public:
                                  "than 2^63-1, got " +
                                      describe(value));
       if (number == 0)
-        return fieldError(field,
-                          "expected a positive integer, got " + describe(value));
+        return fieldError(field, "expected a positive integer, got " +
+                                     describe(value));
       return int64_t(number);
     }
     if (value.is_number_integer()) {
       int64_t number = value.get<int64_t>();
       if (number <= 0)
-        return fieldError(field,
-                          "expected a positive integer, got " + describe(value));
+        return fieldError(field, "expected a positive integer, got " +
+                                     describe(value));
       return number;
     }
     if (value.is_number_float()) {
@@ -304,15 +304,14 @@ public:
                                  describe(value));
   }
 
-  Expected<double> getPositiveNumber(const json &value,
-                                     StringRef field) const {
+  Expected<double> getPositiveNumber(const json &value, StringRef field) const {
     if (value.is_number()) {
       double number = value.get<double>();
       if (std::isfinite(number) && number > 0.0)
         return number;
     }
-    return fieldError(field, "expected a positive number, got " +
-                                 describe(value));
+    return fieldError(field,
+                      "expected a positive number, got " + describe(value));
   }
 
   /// The index of the string `value` in `allowed`.
@@ -359,7 +358,7 @@ static bool isValidName(StringRef name) {
 }
 
 Error SpecParser::parseDims(const json &dims, LayerDims &out) const {
-  static const StringRef allowed[] = {"batch", "seq",   "heads",
+  static const StringRef allowed[] = {"batch",    "seq",   "heads",
                                       "head_dim", "embed", "ffn"};
   if (Error err = checkKnownFields(dims, "dims", allowed))
     return err;
@@ -388,16 +387,17 @@ Error SpecParser::parseDims(const json &dims, LayerDims &out) const {
     int64_t product;
     if (__builtin_mul_overflow(out.heads, out.headDim, &product) ||
         product != out.embed)
-      return fieldError("dims.embed",
-                        "must equal dims.heads x dims.head_dim = " +
-                            Twine(out.heads) + " x " + Twine(out.headDim) +
-                            ", got " + Twine(out.embed));
+      return fieldError(
+          "dims.embed",
+          "must equal dims.heads x dims.head_dim = " + Twine(out.heads) +
+              " x " + Twine(out.headDim) + ", got " + Twine(out.embed));
   } else {
     if (out.embed % out.heads != 0)
-      return fieldError("dims.embed",
-                        Twine(out.embed) + " is not divisible by dims.heads = " +
-                            Twine(out.heads) +
-                            "; the default dims.head_dim is embed / heads");
+      return fieldError(
+          "dims.embed",
+          Twine(out.embed) +
+              " is not divisible by dims.heads = " + Twine(out.heads) +
+              "; the default dims.head_dim is embed / heads");
     out.headDim = out.embed / out.heads;
   }
   if (const json *value = find(dims, "ffn")) {
@@ -450,14 +450,20 @@ Error SpecParser::checkTensorSizes(const LayerSpec &spec) const {
     uint64_t width;
   } tensors[] = {
       {"x", "batch x seq x embed", {d.batch, d.seq, d.embed}, width},
-      {"q", "batch x seq x heads x head_dim",
-       {d.batch, d.seq, d.heads, d.headDim}, width},
+      {"q",
+       "batch x seq x heads x head_dim",
+       {d.batch, d.seq, d.heads, d.headDim},
+       width},
       {"wq", "heads x head_dim x embed", {d.heads, d.headDim, d.embed}, width},
       {"w1", "ffn x embed", {d.ffn, d.embed}, width},
-      {"scores", "batch x heads x seq x seq",
-       {d.batch, d.heads, d.seq, d.seq}, width},
-      {"softmax_stats", "batch x heads x seq",
-       {d.batch, d.heads, d.seq}, statsWidth},
+      {"scores",
+       "batch x heads x seq x seq",
+       {d.batch, d.heads, d.seq, d.seq},
+       width},
+      {"softmax_stats",
+       "batch x heads x seq",
+       {d.batch, d.heads, d.seq},
+       statsWidth},
       {"ffn_hidden", "batch x seq x ffn", {d.batch, d.seq, d.ffn}, width},
       {"ln_stats", "batch x seq", {d.batch, d.seq}, statsWidth},
   };
@@ -578,7 +584,8 @@ Expected<LayerSpec> SpecParser::parse(const json &root) {
   return spec;
 }
 
-Expected<LayerSpec> sluice::parseLayerSpec(StringRef text, StringRef path) {
+Expected<LayerSpec> mlir::sluice::parseLayerSpec(StringRef text,
+                                                 StringRef path) {
   if (text.trim().empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    path +
@@ -590,8 +597,8 @@ Expected<LayerSpec> sluice::parseLayerSpec(StringRef text, StringRef path) {
     auto [line, column] = getLineAndColumn(text, *checker.errorPosition);
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
-        path + ":" + Twine(line) + ":" + Twine(column) + ": invalid JSON: " +
-            stripNlohmannPrefix(checker.errorMessage));
+        path + ":" + Twine(line) + ":" + Twine(column) +
+            ": invalid JSON: " + stripNlohmannPrefix(checker.errorMessage));
   }
   if (checker.duplicateKey)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -606,11 +613,11 @@ Expected<LayerSpec> sluice::parseLayerSpec(StringRef text, StringRef path) {
   return SpecParser(path).parse(root);
 }
 
-Expected<LayerSpec> sluice::readLayerSpec(StringRef path) {
+Expected<LayerSpec> mlir::sluice::readLayerSpec(StringRef path) {
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (std::error_code ec = buffer.getError())
-    return llvm::createStringError(ec, path + ": cannot read the file: " +
-                                           ec.message());
+    return llvm::createStringError(
+        ec, path + ": cannot read the file: " + ec.message());
   return parseLayerSpec((*buffer)->getBuffer(), path);
 }

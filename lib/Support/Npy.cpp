@@ -18,7 +18,7 @@
 #include <cmath>
 #include <cstring>
 
-using namespace sluice;
+using namespace mlir::sluice;
 using llvm::StringRef;
 
 static constexpr StringRef kMagic("\x93NUMPY", 6);
@@ -81,7 +81,8 @@ static llvm::Error parseHeader(StringRef header, StringRef name,
   HeaderParser parser{header};
   bool sawDescr = false, sawOrder = false, sawShape = false;
   auto malformed = [&](const llvm::Twine &what) {
-    return npyError(name, "malformed .npy header (" + what + "): " + header.trim());
+    return npyError(name,
+                    "malformed .npy header (" + what + "): " + header.trim());
   };
   if (!parser.consume("{"))
     return malformed("expected '{'");
@@ -114,14 +115,16 @@ static llvm::Error parseHeader(StringRef header, StringRef name,
         if (!size)
           return malformed("'shape' must hold non-negative integers");
         shape.push_back(*size);
-        if (!parser.consume(",") && !(parser.skipSpace(), parser.rest.starts_with(")")))
+        if (!parser.consume(",") &&
+            !(parser.skipSpace(), parser.rest.starts_with(")")))
           return malformed("expected ',' or ')' in 'shape'");
       }
       sawShape = true;
     } else {
       return malformed("unknown key '" + *key + "'");
     }
-    if (!parser.consume(",") && !(parser.skipSpace(), parser.rest.starts_with("}")))
+    if (!parser.consume(",") &&
+        !(parser.skipSpace(), parser.rest.starts_with("}")))
       return malformed("expected ',' or '}'");
   }
   if (!sawDescr || !sawOrder || !sawShape)
@@ -129,7 +132,8 @@ static llvm::Error parseHeader(StringRef header, StringRef name,
   return llvm::Error::success();
 }
 
-llvm::Expected<NpyArray> sluice::parseNpy(StringRef bytes, StringRef name) {
+llvm::Expected<NpyArray> mlir::sluice::parseNpy(StringRef bytes,
+                                                StringRef name) {
   if (!bytes.starts_with(kMagic))
     return npyError(name, "not a .npy file (bad magic string; expected "
                           "\"\\x93NUMPY\")");
@@ -223,7 +227,7 @@ llvm::Expected<NpyArray> sluice::parseNpy(StringRef bytes, StringRef name) {
   return array;
 }
 
-llvm::Expected<NpyArray> sluice::readNpy(StringRef path) {
+llvm::Expected<NpyArray> mlir::sluice::readNpy(StringRef path) {
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
       llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                   /*RequiresNullTerminator=*/false);
@@ -232,9 +236,9 @@ llvm::Expected<NpyArray> sluice::readNpy(StringRef path) {
   return parseNpy((*file)->getBuffer(), path);
 }
 
-llvm::Expected<std::string> sluice::serializeNpy(llvm::ArrayRef<int64_t> shape,
-                                                 llvm::ArrayRef<double> data,
-                                                 NpyDType dtype) {
+llvm::Expected<std::string>
+mlir::sluice::serializeNpy(llvm::ArrayRef<int64_t> shape,
+                           llvm::ArrayRef<double> data, NpyDType dtype) {
   if (dtype == NpyDType::F16)
     return llvm::createStringError("writing f16 .npy files is not supported "
                                    "(write '<f4' or '<f8')");
@@ -254,8 +258,7 @@ llvm::Expected<std::string> sluice::serializeNpy(llvm::ArrayRef<int64_t> shape,
   if (count != data.size())
     return llvm::createStringError("the .npy shape holds " +
                                    std::to_string(count) + " elements but " +
-                                   std::to_string(data.size()) +
-                                   " were given");
+                                   std::to_string(data.size()) + " were given");
   bool isF32 = dtype == NpyDType::F32;
   std::string header = std::string("{'descr': '") + (isF32 ? "<f4" : "<f8") +
                        "', 'fortran_order': False, 'shape': " + shapeText +
@@ -292,8 +295,10 @@ llvm::Expected<std::string> sluice::serializeNpy(llvm::ArrayRef<int64_t> shape,
   return out;
 }
 
-llvm::Error sluice::writeNpy(StringRef path, llvm::ArrayRef<int64_t> shape,
-                             llvm::ArrayRef<double> data, NpyDType dtype) {
+llvm::Error mlir::sluice::writeNpy(StringRef path,
+                                   llvm::ArrayRef<int64_t> shape,
+                                   llvm::ArrayRef<double> data,
+                                   NpyDType dtype) {
   llvm::Expected<std::string> bytes = serializeNpy(shape, data, dtype);
   if (!bytes)
     return npyError(path, llvm::toString(bytes.takeError()));
@@ -302,8 +307,7 @@ llvm::Error sluice::writeNpy(StringRef path, llvm::ArrayRef<int64_t> shape,
   model += ".tmp-%%%%%%";
   int fd;
   llvm::SmallString<256> tempPath;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueFile(model, fd, tempPath))
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, fd, tempPath))
     return npyError(path, "cannot create a temporary file: " + ec.message());
   {
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);

@@ -26,9 +26,6 @@
 
 using namespace mlir;
 using namespace mlir::sluice;
-using ::sluice::Buffer;
-using ::sluice::InterpreterOptions;
-using ::sluice::Precision;
 
 namespace {
 
@@ -47,7 +44,7 @@ protected:
   /// Runs `graph` and returns its results; fails the test on an error.
   std::vector<Buffer> run(GraphOp graph, ArrayRef<Buffer> inputs) {
     llvm::Expected<std::vector<Buffer>> results =
-        ::sluice::interpret(graph, inputs, options);
+        ::mlir::sluice::interpret(graph, inputs, options);
     if (!results) {
       ADD_FAILURE() << "interpreting @" << graph.getSymName().str() << ": "
                     << llvm::toString(results.takeError());

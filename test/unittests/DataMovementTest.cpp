@@ -38,8 +38,7 @@ protected:
   }
 
   /// The counts of the op named `name` in `counts`.
-  static const OpCount *find(const ModuleCounts &counts,
-                             llvm::StringRef name) {
+  static const OpCount *find(const ModuleCounts &counts, llvm::StringRef name) {
     for (const OpCount &count : counts.ops)
       if (count.name == name)
         return &count;
@@ -145,7 +144,7 @@ TEST_F(DataMovementTest, OverflowIsAnErrorNotAWrap) {
 /// Closed form of an encoder layer's forward contraction flops: the four
 /// projections (2·b·s·e·e each), QKᵀ and attention×V (2·b·h·s·s·p each, with
 /// h·p = e), and the two FFN contractions (2·b·s·e·f each).
-static uint64_t encoderContractionFlop(const ::sluice::LayerDims &d) {
+static uint64_t encoderContractionFlop(const ::mlir::sluice::LayerDims &d) {
   uint64_t b = d.batch, s = d.seq, e = d.embed, f = d.ffn;
   return 4 * (2 * b * s * e * e) + 2 * (2 * b * s * s * e) +
          2 * (2 * b * s * e * f);
@@ -164,12 +163,12 @@ static uint64_t forwardContractionFlop(const ModuleCounts &counts) {
 }
 
 TEST_F(DataMovementTest, BertLargeForwardContractionFlop) {
-  ::sluice::LayerSpec spec;
+  ::mlir::sluice::LayerSpec spec;
   spec.name = "bert-large";
   spec.dims = {8, 512, 16, 64, 1024, 4096};
-  spec.dtype = ::sluice::DType::F16;
-  OwningOpRef<ModuleOp> module =
-      ::sluice::buildEncoderGraph(context, spec, UnknownLoc::get(&context));
+  spec.dtype = ::mlir::sluice::DType::F16;
+  OwningOpRef<ModuleOp> module = ::mlir::sluice::buildEncoderGraph(
+      context, spec, UnknownLoc::get(&context));
   ASSERT_TRUE(module);
   FailureOr<ModuleCounts> counts = countModule(*module);
   ASSERT_TRUE(succeeded(counts));
@@ -180,7 +179,7 @@ TEST_F(DataMovementTest, EncoderContractionFlopOnRandomDims) {
   std::mt19937 rng(20261130);
   std::uniform_int_distribution<int> small(1, 9);
   for (int trial = 0; trial < 20; ++trial) {
-    ::sluice::LayerSpec spec;
+    ::mlir::sluice::LayerSpec spec;
     spec.name = "random";
     spec.dims.batch = small(rng);
     spec.dims.seq = small(rng) * 3;
@@ -188,12 +187,12 @@ TEST_F(DataMovementTest, EncoderContractionFlopOnRandomDims) {
     spec.dims.headDim = small(rng) * 2;
     spec.dims.embed = spec.dims.heads * spec.dims.headDim;
     spec.dims.ffn = small(rng) * 5;
-    spec.norm = trial % 2 ? ::sluice::NormPlacement::Pre
-                          : ::sluice::NormPlacement::Post;
+    spec.norm = trial % 2 ? ::mlir::sluice::NormPlacement::Pre
+                          : ::mlir::sluice::NormPlacement::Post;
     spec.causal = trial % 3 == 0;
     spec.training = trial % 4 == 0;
-    OwningOpRef<ModuleOp> module =
-        ::sluice::buildEncoderGraph(context, spec, UnknownLoc::get(&context));
+    OwningOpRef<ModuleOp> module = ::mlir::sluice::buildEncoderGraph(
+        context, spec, UnknownLoc::get(&context));
     ASSERT_TRUE(module);
     FailureOr<ModuleCounts> counts = countModule(*module);
     ASSERT_TRUE(succeeded(counts));
@@ -215,7 +214,7 @@ TEST_F(DataMovementTest, TrainingBackwardContractionFlopIsTwiceForward) {
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> small(1, 7);
   for (int trial = 0; trial < 6; ++trial) {
-    ::sluice::LayerSpec spec;
+    ::mlir::sluice::LayerSpec spec;
     spec.name = "train";
     spec.training = true;
     spec.dims.batch = small(rng);
@@ -224,12 +223,12 @@ TEST_F(DataMovementTest, TrainingBackwardContractionFlopIsTwiceForward) {
     spec.dims.headDim = small(rng);
     spec.dims.embed = spec.dims.heads * spec.dims.headDim;
     spec.dims.ffn = small(rng) * 3;
-    spec.norm = trial % 2 ? ::sluice::NormPlacement::Pre
-                          : ::sluice::NormPlacement::Post;
+    spec.norm = trial % 2 ? ::mlir::sluice::NormPlacement::Pre
+                          : ::mlir::sluice::NormPlacement::Post;
     spec.causal = trial % 3 == 1;
-    spec.activation = static_cast<::sluice::Activation>(trial % 3);
-    OwningOpRef<ModuleOp> module =
-        ::sluice::buildEncoderGraph(context, spec, UnknownLoc::get(&context));
+    spec.activation = static_cast<::mlir::sluice::Activation>(trial % 3);
+    OwningOpRef<ModuleOp> module = ::mlir::sluice::buildEncoderGraph(
+        context, spec, UnknownLoc::get(&context));
     ASSERT_TRUE(module);
     PassManager pm(&context);
     PipelineOptions options;
@@ -242,19 +241,20 @@ TEST_F(DataMovementTest, TrainingBackwardContractionFlopIsTwiceForward) {
     EXPECT_EQ(forward, encoderContractionFlop(spec.dims)) << "trial " << trial;
     EXPECT_EQ(contractionFlop(*counts, Phase::backward), 2 * forward)
         << "trial " << trial;
-    EXPECT_EQ(counts->phaseClassTotal(Phase::backward, OpClass::Contraction).flop,
-              2 * forward);
+    EXPECT_EQ(
+        counts->phaseClassTotal(Phase::backward, OpClass::Contraction).flop,
+        2 * forward);
   }
 }
 
 TEST_F(DataMovementTest, BertLargeTrainingContractionFlop) {
-  ::sluice::LayerSpec spec;
+  ::mlir::sluice::LayerSpec spec;
   spec.name = "bert-large";
   spec.training = true;
   spec.dims = {8, 512, 16, 64, 1024, 4096};
-  spec.dtype = ::sluice::DType::F16;
-  OwningOpRef<ModuleOp> module =
-      ::sluice::buildEncoderGraph(context, spec, UnknownLoc::get(&context));
+  spec.dtype = ::mlir::sluice::DType::F16;
+  OwningOpRef<ModuleOp> module = ::mlir::sluice::buildEncoderGraph(
+      context, spec, UnknownLoc::get(&context));
   ASSERT_TRUE(module);
   PassManager pm(&context);
   PipelineOptions options;

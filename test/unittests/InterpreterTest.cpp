@@ -1,7 +1,7 @@
 //===- InterpreterTest.cpp - the reference interpreter, Philox, rounding --===//
 
-#include "sluice/Interpreter/FloatRounding.h"
 #include "sluice/Interpreter/Interpreter.h"
+#include "sluice/Interpreter/FloatRounding.h"
 #include "sluice/Runtime/Philox.h"
 
 #include "dialects/sluice/SluiceDialect.h"
@@ -19,9 +19,6 @@
 
 using namespace mlir;
 using namespace mlir::sluice;
-using ::sluice::Buffer;
-using ::sluice::InterpreterOptions;
-using ::sluice::Precision;
 
 //===----------------------------------------------------------------------===//
 // Philox
@@ -62,8 +59,8 @@ TEST(Philox, DropoutDrawIsTheFirstWordOfTheDefinedCounter) {
   double uniform = out.v[0] / 4294967296.0;
   EXPECT_EQ(sluice_dropout_uniform(seed, stream, element), uniform);
   EXPECT_TRUE(sluice_dropout_keep(seed, stream, element, uniform));
-  EXPECT_FALSE(sluice_dropout_keep(seed, stream, element,
-                                   std::nextafter(uniform, 2.0)));
+  EXPECT_FALSE(
+      sluice_dropout_keep(seed, stream, element, std::nextafter(uniform, 2.0)));
   EXPECT_TRUE(sluice_dropout_keep(seed, stream, element, 0.0));
   EXPECT_FALSE(sluice_dropout_keep(seed, stream, element, 1.0));
 }
@@ -73,7 +70,7 @@ TEST(Philox, DropoutDrawIsTheFirstWordOfTheDefinedCounter) {
 //===----------------------------------------------------------------------===//
 
 TEST(InterpreterFloatRounding, F16) {
-  using ::sluice::roundToF16;
+  using ::mlir::sluice::roundToF16;
   EXPECT_EQ(roundToF16(1.0), 1.0);
   EXPECT_EQ(roundToF16(-2.5), -2.5);
   EXPECT_EQ(roundToF16(0.1), 0.0999755859375);
@@ -101,7 +98,7 @@ TEST(InterpreterFloatRounding, F16) {
 }
 
 TEST(InterpreterFloatRounding, BF16) {
-  using ::sluice::roundToBF16;
+  using ::mlir::sluice::roundToBF16;
   EXPECT_EQ(roundToBF16(1.0), 1.0);
   EXPECT_EQ(roundToBF16(0.1), 0.10009765625);
   EXPECT_EQ(roundToBF16(M_PI), 3.140625);
@@ -112,8 +109,7 @@ TEST(InterpreterFloatRounding, BF16) {
   // Largest finite (2 - 2^-7) * 2^127; the next tie overflows.
   double largest = std::ldexp(2.0 - std::ldexp(1.0, -7), 127);
   EXPECT_EQ(roundToBF16(largest), largest);
-  EXPECT_EQ(roundToBF16(std::ldexp(2.0 - std::ldexp(1.0, -8), 127)),
-            INFINITY);
+  EXPECT_EQ(roundToBF16(std::ldexp(2.0 - std::ldexp(1.0, -8), 127)), INFINITY);
   EXPECT_EQ(roundToBF16(3.39e38), largest);
   EXPECT_EQ(roundToBF16(3.4e38), INFINITY);
   // Subnormals: the smallest is 2^-133.
@@ -136,11 +132,12 @@ TEST(InterpreterFloatRounding, BF16) {
 TEST(InterpreterFloatRounding, F32AndByType) {
   MLIRContext context;
   Builder b(&context);
-  EXPECT_EQ(::sluice::roundToF32(0.1), static_cast<double>(0.1f));
-  EXPECT_EQ(::sluice::roundToType(0.1, b.getF32Type()), static_cast<double>(0.1f));
-  EXPECT_EQ(::sluice::roundToType(0.1, b.getF16Type()), 0.0999755859375);
-  EXPECT_EQ(::sluice::roundToType(0.1, b.getBF16Type()), 0.10009765625);
-  EXPECT_EQ(::sluice::roundToType(0.1, b.getF64Type()), 0.1);
+  EXPECT_EQ(::mlir::sluice::roundToF32(0.1), static_cast<double>(0.1f));
+  EXPECT_EQ(::mlir::sluice::roundToType(0.1, b.getF32Type()),
+            static_cast<double>(0.1f));
+  EXPECT_EQ(::mlir::sluice::roundToType(0.1, b.getF16Type()), 0.0999755859375);
+  EXPECT_EQ(::mlir::sluice::roundToType(0.1, b.getBF16Type()), 0.10009765625);
+  EXPECT_EQ(::mlir::sluice::roundToType(0.1, b.getF64Type()), 0.1);
 }
 
 //===----------------------------------------------------------------------===//
@@ -152,8 +149,8 @@ namespace {
 class Interpreter : public ::testing::Test {
 protected:
   Interpreter() {
-    context.loadDialect<SluiceDialect, arith::ArithDialect,
-                        math::MathDialect>();
+    context
+        .loadDialect<SluiceDialect, arith::ArithDialect, math::MathDialect>();
   }
 
   /// Parses a module holding one graph and returns the graph.
@@ -185,7 +182,7 @@ protected:
     options.precision = precision;
     options.seed = seed;
     llvm::Expected<std::vector<Buffer>> results =
-        ::sluice::interpret(graph, inputs, options);
+        ::mlir::sluice::interpret(graph, inputs, options);
     if (!results) {
       ADD_FAILURE() << llvm::toString(results.takeError());
       return {};
@@ -195,7 +192,7 @@ protected:
 
   std::string runError(GraphOp graph, std::vector<Buffer> inputs) {
     llvm::Expected<std::vector<Buffer>> results =
-        ::sluice::interpret(graph, inputs, InterpreterOptions());
+        ::mlir::sluice::interpret(graph, inputs, InterpreterOptions());
     if (results)
       return "<no error>";
     return llvm::toString(results.takeError());
@@ -334,9 +331,9 @@ TEST_F(Interpreter, MapComparisonsAndSelect) {
       sluice.return %y : !sluice.tensor<[j=3], f32>
     })mlir");
   ASSERT_TRUE(graph);
-  std::vector<Buffer> r =
-      run(graph, {Buffer{llvm::cast<NamedTensorType>(graph.getArgumentTypes()[0]),
-                         {4.0, -9.0, 16.0}}});
+  std::vector<Buffer> r = run(
+      graph, {Buffer{llvm::cast<NamedTensorType>(graph.getArgumentTypes()[0]),
+                     {4.0, -9.0, 16.0}}});
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].data, (std::vector<double>{2.0, 9.0, -16.0}));
 }
@@ -495,11 +492,13 @@ TEST_F(Interpreter, Activations) {
   };
   const Case cases[] = {
       {"relu", [](double x) { return std::max(x, 0.0); }},
-      {"gelu", [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }},
+      {"gelu",
+       [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }},
       {"gelu_tanh",
        [](double x) {
          return 0.5 * x *
-                (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+                (1 +
+                 std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
        }},
   };
   for (const Case &c : cases) {
@@ -611,12 +610,13 @@ TEST_F(Interpreter, F32ModeRoundsToStorageTypes) {
   for (size_t i = 0; i < 3; ++i) {
     // Inputs are rounded to their storage type, the body runs in float, the
     // result is rounded to f16.
-    float xf = static_cast<float>(::sluice::roundToF16(x.data[i]));
+    float xf = static_cast<float>(::mlir::sluice::roundToF16(x.data[i]));
     float half = xf * 0.5f;
-    float erf = std::erf(static_cast<float>(xf * static_cast<float>(M_SQRT1_2)));
-    double expected = ::sluice::roundToF16(half * (erf + 1.0f));
+    float erf =
+        std::erf(static_cast<float>(xf * static_cast<float>(M_SQRT1_2)));
+    double expected = ::mlir::sluice::roundToF16(half * (erf + 1.0f));
     EXPECT_NEAR(f32[0].data[i], expected, std::abs(expected) * 1e-3);
-    EXPECT_EQ(f32[0].data[i], ::sluice::roundToF16(f32[0].data[i]));
+    EXPECT_EQ(f32[0].data[i], ::mlir::sluice::roundToF16(f32[0].data[i]));
   }
   EXPECT_EQ(f32[1].data, (std::vector<double>{0.10009765625, 0.0, 3.140625}));
 
@@ -655,8 +655,7 @@ TEST_F(Interpreter, InputErrorsNameTheArgument) {
   EXPECT_EQ(runError(graph, {shortX}),
             "input #0 ('x') has 23 elements but its type "
             "!sluice.tensor<[j=4, i=6], f32> has 24");
-  Buffer wrongType{x.type.withElementType(Float16Type::get(&context)),
-                   x.data};
+  Buffer wrongType{x.type.withElementType(Float16Type::get(&context)), x.data};
   EXPECT_EQ(runError(graph, {wrongType}),
             "input #0 ('x') has type !sluice.tensor<[j=4, i=6], f16> but the "
             "argument has type !sluice.tensor<[j=4, i=6], f32>");

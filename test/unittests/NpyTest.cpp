@@ -12,7 +12,7 @@
 #include <cmath>
 #include <cstring>
 
-using namespace sluice;
+using namespace mlir::sluice;
 
 namespace {
 
@@ -49,8 +49,7 @@ std::string errorOf(llvm::Expected<T> expected) {
 class NpyFiles : public ::testing::Test {
 protected:
   void SetUp() override {
-    ASSERT_FALSE(
-        llvm::sys::fs::createUniqueDirectory("sluice-npy-test", dir));
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("sluice-npy-test", dir));
   }
   void TearDown() override { llvm::sys::fs::remove_directories(dir); }
   std::string path(llvm::StringRef name) {
@@ -71,8 +70,8 @@ protected:
 
 TEST_F(NpyFiles, RoundTripF64) {
   std::vector<double> data = {1.0, -2.5, M_PI, 1e-300, INFINITY, 0.1};
-  ASSERT_FALSE(llvm::errorToBool(
-      writeNpy(path("a.npy"), {2, 3}, data, NpyDType::F64)));
+  ASSERT_FALSE(
+      llvm::errorToBool(writeNpy(path("a.npy"), {2, 3}, data, NpyDType::F64)));
   llvm::Expected<NpyArray> array = readNpy(path("a.npy"));
   ASSERT_TRUE(bool(array)) << llvm::toString(array.takeError());
   EXPECT_EQ(array->dtype, NpyDType::F64);
@@ -131,9 +130,9 @@ TEST(Npy, ReadsF16) {
       parseNpy(makeNpy("<f2", "False", "(2, 3)", payload), "h.npy");
   ASSERT_TRUE(bool(array)) << llvm::toString(array.takeError());
   EXPECT_EQ(array->dtype, NpyDType::F16);
-  EXPECT_EQ(array->data, (std::vector<double>{1.0, -2.0, std::ldexp(1.0, -24),
-                                              INFINITY, 65504.0,
-                                              0.333251953125}));
+  EXPECT_EQ(array->data,
+            (std::vector<double>{1.0, -2.0, std::ldexp(1.0, -24), INFINITY,
+                                 65504.0, 0.333251953125}));
 }
 
 TEST(Npy, ReadsVersions2And3) {
@@ -154,13 +153,11 @@ TEST(Npy, ErrorsNameTheFileAndTheProblem) {
   EXPECT_EQ(errorOf(parseNpy(badMagic, "f.npy")),
             "f.npy: not a .npy file (bad magic string; expected "
             "\"\\x93NUMPY\")");
-  EXPECT_EQ(errorOf(parseNpy(makeNpy(">f4", "False", "(2,)",
-                                     f32Bytes({1, 2})),
+  EXPECT_EQ(errorOf(parseNpy(makeNpy(">f4", "False", "(2,)", f32Bytes({1, 2})),
                              "f.npy")),
             "f.npy: big-endian dtype '>f4' is not supported (use '<f2', "
             "'<f4' or '<f8')");
-  EXPECT_EQ(errorOf(parseNpy(makeNpy("<i4", "False", "(2,)",
-                                     f32Bytes({1, 2})),
+  EXPECT_EQ(errorOf(parseNpy(makeNpy("<i4", "False", "(2,)", f32Bytes({1, 2})),
                              "f.npy")),
             "f.npy: unsupported dtype '<i4' (supported: '<f2', '<f4', '<f8')");
   EXPECT_EQ(errorOf(parseNpy(makeNpy("<f4", "True", "(2,)", f32Bytes({1, 2})),
@@ -184,16 +181,16 @@ TEST(Npy, ErrorsNameTheFileAndTheProblem) {
                 std::to_string(good.size() - 10 - 8) + " bytes)");
   EXPECT_EQ(errorOf(parseNpy(std::string("\x93NUMPY\x01", 7), "f.npy")),
             "f.npy: truncated .npy header");
-  std::string malformed = errorOf(parseNpy(
-      makeNpy("<f4", "False", "[2]", f32Bytes({1, 2})), "f.npy"));
+  std::string malformed = errorOf(
+      parseNpy(makeNpy("<f4", "False", "[2]", f32Bytes({1, 2})), "f.npy"));
   EXPECT_EQ(malformed.rfind("f.npy: malformed .npy header ('shape' must be a "
                             "tuple)",
                             0),
             0u)
       << malformed;
-  std::string unknownKey = errorOf(parseNpy(
-      makeNpy("<f4', 'extra': 'x", "False", "(2,)", f32Bytes({1, 2})),
-      "f.npy"));
+  std::string unknownKey = errorOf(
+      parseNpy(makeNpy("<f4', 'extra': 'x", "False", "(2,)", f32Bytes({1, 2})),
+               "f.npy"));
   EXPECT_NE(unknownKey.find("unknown key 'extra'"), std::string::npos)
       << unknownKey;
 }

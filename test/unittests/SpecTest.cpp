@@ -18,7 +18,7 @@
 #include <cstdlib>
 #include <string>
 
-using namespace sluice;
+using namespace mlir::sluice;
 
 namespace {
 
@@ -151,9 +151,9 @@ TEST(LayerSpecTest, AllFields) {
 TEST(LayerSpecTest, EveryTargetAndDType) {
   for (const char *target :
        {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_120"})
-    EXPECT_EQ(parseOk(withDims(std::string(R"("target": ")") + target + "\""))
-                  .target,
-              target);
+    EXPECT_EQ(
+        parseOk(withDims(std::string(R"("target": ")") + target + "\"")).target,
+        target);
   EXPECT_EQ(parseOk(withDims(R"("dtype": "f16")")).dtype, DType::F16);
   EXPECT_EQ(parseOk(withDims(R"("activation": "relu")")).activation,
             Activation::Relu);
@@ -186,8 +186,7 @@ TEST(LayerSpecErrorTest, EmptyFile) {
 
 TEST(LayerSpecErrorTest, SyntaxErrorHasLineAndColumn) {
   std::string message = parseError("{\n  \"dims\": {,}\n}");
-  EXPECT_EQ(message.rfind("spec.json:2:12: invalid JSON: ", 0), 0u)
-      << message;
+  EXPECT_EQ(message.rfind("spec.json:2:12: invalid JSON: ", 0), 0u) << message;
   message = parseError("{\"dims\": {}");
   EXPECT_EQ(message.rfind("spec.json:1:", 0), 0u) << message;
   EXPECT_NE(message.find("invalid JSON"), std::string::npos) << message;
@@ -231,7 +230,8 @@ std::string dimsWith(llvm::StringRef field, llvm::StringRef value) {
     dims[field] = value.str();
   std::string text = "{\"dims\": {";
   bool first = true;
-  for (const char *name : {"batch", "seq", "heads", "head_dim", "embed", "ffn"}) {
+  for (const char *name :
+       {"batch", "seq", "heads", "head_dim", "embed", "ffn"}) {
     if (!dims.count(name))
       continue;
     text += (first ? "\"" : ", \"") + std::string(name) + "\": " + dims[name];
@@ -249,8 +249,9 @@ TEST(LayerSpecErrorTest, MissingRequiredFields) {
     EXPECT_EQ(parseError(dimsWith(field, "")),
               std::string("spec.json: field 'dims.") + field +
                   "': required field is missing");
-  EXPECT_NE(parseError(R"({"dims": [2, 4]})").find("field 'dims': expected "
-                                                   "an object"),
+  EXPECT_NE(parseError(R"({"dims": [2, 4]})")
+                .find("field 'dims': expected "
+                      "an object"),
             std::string::npos);
 }
 
@@ -258,7 +259,8 @@ TEST(LayerSpecErrorTest, DimsMustBePositiveIntegers) {
   EXPECT_EQ(parseError(dimsWith("batch", "\"8\"")),
             "spec.json: field 'dims.batch': expected a positive integer, got "
             "\"8\"");
-  for (const char *field : {"batch", "seq", "heads", "head_dim", "embed", "ffn"})
+  for (const char *field :
+       {"batch", "seq", "heads", "head_dim", "embed", "ffn"})
     for (const char *value :
          {"0", "-1", "true", "8.0", "8.5", "null", "[8]", "\"8\"",
           "9223372036854775808", "18446744073709551616", "1e30"}) {
@@ -324,8 +326,9 @@ TEST(LayerSpecErrorTest, Choices) {
   EXPECT_EQ(parseError(withDims(R"("target": "sm_70")")),
             "spec.json: field 'target': unknown value \"sm_70\"; allowed: "
             "sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100, sm_120");
-  EXPECT_NE(parseError(withDims(R"("dtype": 16)")).find("field 'dtype': "
-                                                        "expected a string"),
+  EXPECT_NE(parseError(withDims(R"("dtype": 16)"))
+                .find("field 'dtype': "
+                      "expected a string"),
             std::string::npos);
 }
 
@@ -411,7 +414,8 @@ BuiltGraph build(mlir::MLIRContext &context, const LayerSpec &spec) {
       EXPECT_TRUE(built.ops.insert({name.getValue(), op}).second)
           << "two ops named " << name.getValue().str();
     else if (!llvm::isa<GraphOp, mlir::sluice::ReturnOp>(op))
-      ADD_FAILURE() << "op without a name: " << op->getName().getStringRef().str();
+      ADD_FAILURE() << "op without a name: "
+                    << op->getName().getStringRef().str();
   });
   return built;
 }
@@ -489,14 +493,22 @@ TEST(SpecEncoderBuilderTest, BoundaryNamesTypesAndShapes) {
     std::vector<std::string> dims;
     std::vector<int64_t> shape;
   } expected[] = {
-      {"x", {"b", "j", "i"}, {2, 3, 20}},   {"wq", {"h", "p", "i"}, {20, 20}},
-      {"bq", {"h", "p"}, {20}},             {"wk", {"h", "p", "i"}, {20, 20}},
-      {"bk", {"h", "p"}, {20}},             {"wv", {"h", "p", "i"}, {20, 20}},
-      {"bv", {"h", "p"}, {20}},             {"wo", {"i", "h", "p"}, {20, 20}},
-      {"bo", {"i"}, {20}},                  {"ln1_scale", {"i"}, {20}},
-      {"ln1_bias", {"i"}, {20}},            {"w1", {"u", "i"}, {7, 20}},
-      {"b1", {"u"}, {7}},                   {"w2", {"i", "u"}, {20, 7}},
-      {"b2", {"i"}, {20}},                  {"ln2_scale", {"i"}, {20}},
+      {"x", {"b", "j", "i"}, {2, 3, 20}},
+      {"wq", {"h", "p", "i"}, {20, 20}},
+      {"bq", {"h", "p"}, {20}},
+      {"wk", {"h", "p", "i"}, {20, 20}},
+      {"bk", {"h", "p"}, {20}},
+      {"wv", {"h", "p", "i"}, {20, 20}},
+      {"bv", {"h", "p"}, {20}},
+      {"wo", {"i", "h", "p"}, {20, 20}},
+      {"bo", {"i"}, {20}},
+      {"ln1_scale", {"i"}, {20}},
+      {"ln1_bias", {"i"}, {20}},
+      {"w1", {"u", "i"}, {7, 20}},
+      {"b1", {"u"}, {7}},
+      {"w2", {"i", "u"}, {20, 7}},
+      {"b2", {"i"}, {20}},
+      {"ln2_scale", {"i"}, {20}},
       {"ln2_bias", {"i"}, {20}},
   };
   ASSERT_EQ(graph.getNumArguments(), std::size(expected));
@@ -522,8 +534,8 @@ TEST(SpecEncoderBuilderTest, BoundaryNamesTypesAndShapes) {
             "sm_80");
   EXPECT_EQ(module->getAttrOfType<mlir::StringAttr>("sluice.dtype").getValue(),
             "bf16");
-  EXPECT_FALSE(module->getAttrOfType<mlir::BoolAttr>("sluice.training")
-                   .getValue());
+  EXPECT_FALSE(
+      module->getAttrOfType<mlir::BoolAttr>("sluice.training").getValue());
 }
 
 TEST(SpecEncoderBuilderTest, ContractionDims) {
@@ -554,8 +566,8 @@ TEST(SpecEncoderBuilderTest, ContractionDims) {
   EXPECT_EQ(dimNames(contract("out_proj").getResult()), (Dims{"b", "j", "i"}));
   EXPECT_EQ(dimNames(contract("ffn1").getResult()), (Dims{"b", "j", "u"}));
   EXPECT_EQ(dimNames(contract("ffn2").getResult()), (Dims{"b", "j", "i"}));
-  for (const char *name : {"q_proj", "k_proj", "v_proj", "av", "out_proj",
-                           "ffn1", "ffn2"})
+  for (const char *name :
+       {"q_proj", "k_proj", "v_proj", "av", "out_proj", "ffn1", "ffn2"})
     EXPECT_DOUBLE_EQ(contract(name).getScale().convertToDouble(), 1.0) << name;
   // The keys and values read x through one rename.
   int renames = 0;
@@ -575,19 +587,19 @@ TEST(SpecEncoderBuilderTest, PostNormStructure) {
   BuiltGraph built = build(context, readExample("bert-base"));
   ASSERT_TRUE(built.module);
   const char *names[] = {
-      "q_proj",   "q_bias",      "x_keys",    "k_proj",      "k_bias",
-      "v_proj",   "v_bias",      "qk",        "softmax",     "attn_dropout",
-      "av",       "out_proj",    "out_bias",  "out_dropout", "residual1",
-      "ln1",      "ffn1",        "ffn1_bias", "activation",  "act_dropout",
-      "ffn2",     "ffn2_bias",   "ffn_dropout", "residual2", "ln2"};
+      "q_proj", "q_bias",    "x_keys",      "k_proj",      "k_bias",
+      "v_proj", "v_bias",    "qk",          "softmax",     "attn_dropout",
+      "av",     "out_proj",  "out_bias",    "out_dropout", "residual1",
+      "ln1",    "ffn1",      "ffn1_bias",   "activation",  "act_dropout",
+      "ffn2",   "ffn2_bias", "ffn_dropout", "residual2",   "ln2"};
   for (const char *name : names)
     EXPECT_TRUE(built.ops.count(name)) << name;
   EXPECT_EQ(built.ops.size(), std::size(names));
   EXPECT_FALSE(built.ops.count("causal_mask"));
   auto ln1 = llvm::cast<mlir::sluice::LayerNormOp>(built.ops.lookup("ln1"));
   auto ln2 = llvm::cast<mlir::sluice::LayerNormOp>(built.ops.lookup("ln2"));
-  auto r1 = llvm::cast<mlir::sluice::ResidualAddOp>(
-      built.ops.lookup("residual1"));
+  auto r1 =
+      llvm::cast<mlir::sluice::ResidualAddOp>(built.ops.lookup("residual1"));
   EXPECT_EQ(ln1.getInput(), r1.getResult());
   EXPECT_EQ(r1.getLhs(), built.graph.lookupArgument("x"));
   EXPECT_EQ(ln1.getScale(), built.graph.lookupArgument("ln1_scale"));
@@ -598,9 +610,9 @@ TEST(SpecEncoderBuilderTest, PostNormStructure) {
   EXPECT_EQ(dimNames(ln1.getMean()), (std::vector<std::string>{"b", "j"}));
   EXPECT_EQ(built.graph.getReturnOp().getOperand(0), ln2.getResult());
   EXPECT_TRUE(llvm::isa<mlir::sluice::GeluOp>(built.ops.lookup("activation")));
-  EXPECT_EQ(llvm::cast<mlir::sluice::ContractOp>(built.ops.lookup("ffn1"))
-                .getLhs(),
-            ln1.getResult());
+  EXPECT_EQ(
+      llvm::cast<mlir::sluice::ContractOp>(built.ops.lookup("ffn1")).getLhs(),
+      ln1.getResult());
   // Dropout streams 0..3 in program order.
   std::vector<int64_t> streams;
   built.graph.walk(
@@ -622,10 +634,10 @@ TEST(SpecEncoderBuilderTest, PreNormCausalStructure) {
   mlir::Value x = built.graph.lookupArgument("x");
   auto ln1 = llvm::cast<mlir::sluice::LayerNormOp>(built.ops.lookup("ln1"));
   auto ln2 = llvm::cast<mlir::sluice::LayerNormOp>(built.ops.lookup("ln2"));
-  auto r1 = llvm::cast<mlir::sluice::ResidualAddOp>(
-      built.ops.lookup("residual1"));
-  auto r2 = llvm::cast<mlir::sluice::ResidualAddOp>(
-      built.ops.lookup("residual2"));
+  auto r1 =
+      llvm::cast<mlir::sluice::ResidualAddOp>(built.ops.lookup("residual1"));
+  auto r2 =
+      llvm::cast<mlir::sluice::ResidualAddOp>(built.ops.lookup("residual2"));
   EXPECT_EQ(ln1.getInput(), x);
   EXPECT_EQ(built.ops.lookup("q_proj")->getOperand(0), ln1.getResult());
   EXPECT_EQ(built.ops.lookup("x_keys")->getOperand(0), ln1.getResult());
@@ -660,16 +672,16 @@ TEST(SpecEncoderBuilderTest, DropoutOnlyWhenTrainingWithNonzeroProbability) {
   ASSERT_TRUE(built.module);
   std::vector<std::pair<std::string, int64_t>> sites;
   built.graph.walk([&](mlir::sluice::DropoutOp op) {
-    sites.push_back({op->getAttrOfType<mlir::StringAttr>(
-                              SluiceDialect::getOpNameAttrName())
-                         .getValue()
-                         .str(),
-                     op.getStream()});
+    sites.push_back(
+        {op->getAttrOfType<mlir::StringAttr>(SluiceDialect::getOpNameAttrName())
+             .getValue()
+             .str(),
+         op.getStream()});
   });
   EXPECT_EQ(sites, (std::vector<std::pair<std::string, int64_t>>{
                        {"attn_dropout", 0}, {"act_dropout", 2}}));
-  auto attn = llvm::cast<mlir::sluice::DropoutOp>(
-      built.ops.lookup("attn_dropout"));
+  auto attn =
+      llvm::cast<mlir::sluice::DropoutOp>(built.ops.lookup("attn_dropout"));
   EXPECT_DOUBLE_EQ(attn.getProbability().convertToDouble(), 0.2);
   EXPECT_TRUE(llvm::isa<mlir::sluice::ReluOp>(built.ops.lookup("activation")));
 }

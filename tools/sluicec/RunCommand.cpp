@@ -23,9 +23,9 @@
 #include <set>
 
 namespace cl = llvm::cl;
-using namespace sluice;
+using namespace mlir::sluice;
 
-llvm::cl::SubCommand sluice::runSubCommand(
+llvm::cl::SubCommand mlir::sluice::runSubCommand(
     "run", "Run a layer on .npy inputs with the reference interpreter");
 
 static cl::opt<std::string> runInput(cl::Positional, cl::Required,
@@ -39,11 +39,12 @@ static cl::opt<std::string>
     outputsDir("outputs", cl::Required,
                cl::desc("Directory to write <name>.npy outputs into"),
                cl::value_desc("dir"), cl::sub(runSubCommand));
-static cl::opt<std::string>
-    backend("backend", cl::desc("Execution backend: reference"),
-            cl::init("reference"), cl::sub(runSubCommand));
-static cl::opt<uint64_t> seed("seed", cl::desc("Dropout RNG seed"),
-                              cl::init(0), cl::sub(runSubCommand));
+static cl::opt<std::string> backend("backend",
+                                    cl::desc("Execution backend: reference"),
+                                    cl::init("reference"),
+                                    cl::sub(runSubCommand));
+static cl::opt<uint64_t> seed("seed", cl::desc("Dropout RNG seed"), cl::init(0),
+                              cl::sub(runSubCommand));
 static cl::opt<std::string>
     precision("precision",
               cl::desc("Interpreter precision: f64 (all double) or f32 "
@@ -59,14 +60,14 @@ static llvm::LogicalResult fail(const llvm::Twine &message) {
 static std::set<std::string> listNpyFiles(llvm::StringRef dir) {
   std::set<std::string> names;
   std::error_code code;
-  for (llvm::sys::fs::directory_iterator it(dir, code), end;
-       it != end && !code; it.increment(code))
+  for (llvm::sys::fs::directory_iterator it(dir, code), end; it != end && !code;
+       it.increment(code))
     if (llvm::sys::path::extension(it->path()) == ".npy")
       names.insert(llvm::sys::path::stem(it->path()).str());
   return names;
 }
 
-namespace sluice {
+namespace mlir::sluice {
 llvm::LogicalResult runCommand() {
   if (backend != "reference")
     return fail("unknown backend '" + backend + "'; available: reference");
@@ -124,8 +125,7 @@ llvm::LogicalResult runCommand() {
   if (!outputs)
     return fail(llvm::toString(outputs.takeError()));
 
-  NpyDType outputType =
-      precision == "f64" ? NpyDType::F64 : NpyDType::F32;
+  NpyDType outputType = precision == "f64" ? NpyDType::F64 : NpyDType::F32;
   std::vector<OutputFile> files;
   for (const NamedArray &output : *outputs) {
     llvm::Expected<std::string> bytes =
@@ -143,4 +143,4 @@ llvm::LogicalResult runCommand() {
   llvm::outs() << " to " << outputsDir << "\n";
   return llvm::success();
 }
-} // namespace sluice
+} // namespace mlir::sluice

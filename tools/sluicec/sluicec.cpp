@@ -100,7 +100,7 @@ static LogicalResult compileToDirectory() {
     return success();
   }
 
-  ::sluice::ReportContext reportContext;
+  ReportContext reportContext;
   reportContext.inputPath = inputPath;
   reportContext.spec = compilation->spec;
   if (compilation->spec)
@@ -112,23 +112,21 @@ static LogicalResult compileToDirectory() {
   std::string graphText;
   llvm::raw_string_ostream graphStream(graphText);
   compilation->module->print(graphStream);
-  std::vector<::sluice::OutputFile> files = {
+  std::vector<OutputFile> files = {
       {"graph.mlir", graphText},
-      {"report.json",
-       ::sluice::renderJsonReport(compilation->counts, reportContext)},
-      {"report.md",
-       ::sluice::renderMarkdownReport(compilation->counts, reportContext)},
+      {"report.json", renderJsonReport(compilation->counts, reportContext)},
+      {"report.md", renderMarkdownReport(compilation->counts, reportContext)},
   };
-  if (llvm::Error error = ::sluice::writeOutputFiles(outputDir, files)) {
+  if (llvm::Error error = writeOutputFiles(outputDir, files)) {
     llvm::errs() << "sluicec: error: " << llvm::toString(std::move(error))
                  << "\n";
     return failure();
   }
   if (!quiet) {
-    llvm::outs() << ::sluice::renderSummaryTable(compilation->counts,
-                                                 reportContext);
-    llvm::outs() << "\nwrote " << outputDir << "/{graph.mlir, report.json, "
-                                               "report.md}\n";
+    llvm::outs() << renderSummaryTable(compilation->counts, reportContext);
+    llvm::outs() << "\nwrote " << outputDir
+                 << "/{graph.mlir, report.json, "
+                    "report.md}\n";
   }
   return success();
 }
@@ -139,7 +137,7 @@ int main(int argc, char **argv) {
       argc, argv,
       "sluicec: compile a transformer layer spec (or a sluice graph) and "
       "report its flop and data movement\n");
-  if (::sluice::runSubCommand)
-    return asMainReturnCode(::sluice::runCommand());
+  if (runSubCommand)
+    return asMainReturnCode(runCommand());
   return asMainReturnCode(compileToDirectory());
 }

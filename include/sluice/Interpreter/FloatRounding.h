@@ -12,7 +12,7 @@
 
 #include "mlir/IR/Types.h"
 
-namespace sluice {
+namespace mlir::sluice {
 
 /// `value` rounded to IEEE binary32 (float).
 double roundToF32(double value);
@@ -30,6 +30,6 @@ double roundToBF16(double value);
 /// other type leave it unchanged).
 double roundToType(double value, mlir::Type type);
 
-} // namespace sluice
+} // namespace mlir::sluice
 
 #endif // SLUICE_INTERPRETER_FLOATROUNDING_H

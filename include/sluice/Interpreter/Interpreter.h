@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace sluice {
+namespace mlir::sluice {
 
 /// f64: every value computed and stored in double (the oracle for
 /// derivative checks). f32: computed in float, and stored rounded to each
@@ -43,6 +43,6 @@ llvm::Expected<std::vector<Buffer>>
 interpret(mlir::sluice::GraphOp graph, llvm::ArrayRef<Buffer> inputs,
           const InterpreterOptions &options);
 
-} // namespace sluice
+} // namespace mlir::sluice
 
 #endif // SLUICE_INTERPRETER_INTERPRETER_H

@@ -10,7 +10,7 @@
 #include <string>
 #include <utility>
 
-namespace sluice {
+namespace mlir::sluice {
 
 /// A file to write: its name inside the output directory and its contents.
 struct OutputFile {
@@ -26,6 +26,6 @@ struct OutputFile {
 llvm::Error writeOutputFiles(llvm::StringRef directory,
                              llvm::ArrayRef<OutputFile> files);
 
-} // namespace sluice
+} // namespace mlir::sluice
 
 #endif // SLUICE_PIPELINE_OUTPUTFILES_H

@@ -44,7 +44,7 @@ void registerSluiceDialects(DialectRegistry &registry);
 struct Compilation {
   OwningOpRef<ModuleOp> module;
   /// The spec, when the input was a JSON spec (not a .mlir graph).
-  std::optional<::sluice::LayerSpec> spec;
+  std::optional<::mlir::sluice::LayerSpec> spec;
   ModuleCounts counts;
 };
 
@@ -54,9 +54,9 @@ FailureOr<Compilation> load(MLIRContext &context, llvm::StringRef inputPath);
 
 /// Loads `inputPath` (a .json layer spec or a .mlir graph), verifies it, runs
 /// the pipeline and counts the result. A training spec (or a module marked
-/// `sluice.training` without a backward graph yet) gets `training` on. Errors are reported through the
-/// context's diagnostic handler (and, for spec errors, `errs`), naming the
-/// file and what was wrong.
+/// `sluice.training` without a backward graph yet) gets `training` on. Errors
+/// are reported through the context's diagnostic handler (and, for spec errors,
+/// `errs`), naming the file and what was wrong.
 FailureOr<Compilation> compile(MLIRContext &context, llvm::StringRef inputPath,
                                PipelineOptions options);
 

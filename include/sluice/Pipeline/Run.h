@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-namespace sluice {
+namespace mlir::sluice {
 
 /// A boundary tensor by canonical name, with its logical (PyTorch) shape.
 struct NamedArray {
@@ -47,6 +47,6 @@ llvm::Expected<std::vector<NamedArray>>
 runModule(mlir::ModuleOp module, llvm::ArrayRef<NamedArray> inputs,
           const InterpreterOptions &options);
 
-} // namespace sluice
+} // namespace mlir::sluice
 
 #endif // SLUICE_PIPELINE_RUN_H

@@ -15,7 +15,7 @@
 #include <optional>
 #include <string>
 
-namespace sluice {
+namespace mlir::sluice {
 
 /// What a report describes besides the counts.
 struct ReportContext {
@@ -45,6 +45,6 @@ std::string formatWithSeparators(uint64_t value);
 /// One line describing a spec ("encoder, post-LN, b=8 s=512 …").
 std::string describeSpec(const LayerSpec &spec);
 
-} // namespace sluice
+} // namespace mlir::sluice
 
 #endif // SLUICE_REPORT_REPORT_H

@@ -8,7 +8,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
-namespace sluice {
+namespace mlir::sluice {
 
 /// Builds the forward graph of an encoder layer as a module holding one
 /// `sluice.graph` named after the spec, with the canonical boundary names
@@ -19,6 +19,6 @@ mlir::OwningOpRef<mlir::ModuleOp> buildEncoderGraph(mlir::MLIRContext &context,
                                                     const LayerSpec &spec,
                                                     mlir::Location loc);
 
-} // namespace sluice
+} // namespace mlir::sluice
 
 #endif // SLUICE_SPEC_ENCODERBUILDER_H

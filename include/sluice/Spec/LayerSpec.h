@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <string>
 
-namespace sluice {
+namespace mlir::sluice {
 
 enum class NormPlacement { Post, Pre };
 enum class Activation { Relu, Gelu, GeluTanh };
@@ -67,6 +67,6 @@ llvm::StringRef stringifyDType(DType dtype);
 /// Bytes per element of `dtype`.
 unsigned getByteWidth(DType dtype);
 
-} // namespace sluice
+} // namespace mlir::sluice
 
 #endif // SLUICE_SPEC_LAYERSPEC_H

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-namespace sluice {
+namespace mlir::sluice {
 
 /// The element types a .npy file may hold here ('<f2', '<f4', '<f8').
 enum class NpyDType { F16, F32, F64 };
@@ -50,6 +50,6 @@ llvm::Expected<std::string> serializeNpy(llvm::ArrayRef<int64_t> shape,
 llvm::Error writeNpy(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
                      llvm::ArrayRef<double> data, NpyDType dtype);
 
-} // namespace sluice
+} // namespace mlir::sluice
 
 #endif // SLUICE_SUPPORT_NPY_H
