@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/sluice/SluiceDecompositions.h"
 #include "dialects/sluice/SluiceBuilders.h"
 #include "dialects/sluice/SluiceOps.h"
 
@@ -30,23 +31,21 @@ static SmallVector<StringRef> toStringRefs(ArrayAttr names) {
 }
 
 Decomposition BiasAddOp::decompose(OpBuilder &builder, FloatType computeType) {
-  Value sum = buildMap(builder, getLoc(), getResult().getType(),
-                       {getInput(), getBias()}, computeType,
-                       [](OpBuilder &b, Location loc, ValueRange args) {
-                         return arith::AddFOp::create(b, loc, args[0], args[1])
-                             .getResult();
-                       });
+  Value sum = buildMap(
+      builder, getLoc(), getResult().getType(), {getInput(), getBias()},
+      computeType, [](OpBuilder &b, Location loc, ValueRange args) {
+        return arith::AddFOp::create(b, loc, args[0], args[1]).getResult();
+      });
   return SmallVector<Value>{sum};
 }
 
 Decomposition ResidualAddOp::decompose(OpBuilder &builder,
                                        FloatType computeType) {
-  Value sum = buildMap(builder, getLoc(), getResult().getType(),
-                       {getLhs(), getRhs()}, computeType,
-                       [](OpBuilder &b, Location loc, ValueRange args) {
-                         return arith::AddFOp::create(b, loc, args[0], args[1])
-                             .getResult();
-                       });
+  Value sum = buildMap(
+      builder, getLoc(), getResult().getType(), {getLhs(), getRhs()},
+      computeType, [](OpBuilder &b, Location loc, ValueRange args) {
+        return arith::AddFOp::create(b, loc, args[0], args[1]).getResult();
+      });
   return SmallVector<Value>{sum};
 }
 
@@ -54,15 +53,15 @@ Decomposition SoftmaxOp::decompose(OpBuilder &builder, FloatType computeType) {
   Location loc = getLoc();
   NamedTensorType type = getResult().getType();
   Type stats = statisticsType(getContext());
-  Value max = buildReduce(builder, loc, ReduceKind::max, getInput(),
-                          {getDim()}, stats);
-  Value exp = buildMap(builder, loc, type, {getInput(), max}, computeType,
-                       [](OpBuilder &b, Location loc, ValueRange args) {
-                         Value shifted =
-                             arith::SubFOp::create(b, loc, args[0], args[1]);
-                         return math::ExpOp::create(b, loc, shifted)
-                             .getResult();
-                       });
+  Value max =
+      buildReduce(builder, loc, ReduceKind::max, getInput(), {getDim()}, stats);
+  Value exp =
+      buildMap(builder, loc, type, {getInput(), max}, computeType,
+               [](OpBuilder &b, Location loc, ValueRange args) {
+                 Value shifted =
+                     arith::SubFOp::create(b, loc, args[0], args[1]);
+                 return math::ExpOp::create(b, loc, shifted).getResult();
+               });
   Value sum =
       buildReduce(builder, loc, ReduceKind::sum, exp, {getDim()}, stats);
   Value normalized = buildMap(
@@ -84,14 +83,14 @@ Decomposition LayerNormOp::decompose(OpBuilder &builder,
   double eps = getEps().convertToDouble();
   Type stats = statisticsType(getContext());
 
-  Value sum = buildReduce(builder, loc, ReduceKind::sum, getInput(), dims,
-                          stats);
-  Value mean = buildMap(
-      builder, loc, getMean().getType(), {sum}, computeType,
-      [&](OpBuilder &b, Location loc, ValueRange args) {
-        Value n = buildConstant(b, loc, computeType, count);
-        return arith::DivFOp::create(b, loc, args[0], n).getResult();
-      });
+  Value sum =
+      buildReduce(builder, loc, ReduceKind::sum, getInput(), dims, stats);
+  Value mean =
+      buildMap(builder, loc, getMean().getType(), {sum}, computeType,
+               [&](OpBuilder &b, Location loc, ValueRange args) {
+                 Value n = buildConstant(b, loc, computeType, count);
+                 return arith::DivFOp::create(b, loc, args[0], n).getResult();
+               });
   Value squares = buildMap(
       builder, loc, inputType.withElementType(stats), {getInput(), mean},
       computeType, [](OpBuilder &b, Location loc, ValueRange args) {
@@ -100,15 +99,15 @@ Decomposition LayerNormOp::decompose(OpBuilder &builder,
       });
   Value sumSquares =
       buildReduce(builder, loc, ReduceKind::sum, squares, dims, stats);
-  Value rstd = buildMap(
-      builder, loc, getRstd().getType(), {sumSquares}, computeType,
-      [&](OpBuilder &b, Location loc, ValueRange args) {
-        Value n = buildConstant(b, loc, computeType, count);
-        Value variance = arith::DivFOp::create(b, loc, args[0], n);
-        Value shifted = arith::AddFOp::create(
-            b, loc, variance, buildConstant(b, loc, computeType, eps));
-        return math::RsqrtOp::create(b, loc, shifted).getResult();
-      });
+  Value rstd =
+      buildMap(builder, loc, getRstd().getType(), {sumSquares}, computeType,
+               [&](OpBuilder &b, Location loc, ValueRange args) {
+                 Value n = buildConstant(b, loc, computeType, count);
+                 Value variance = arith::DivFOp::create(b, loc, args[0], n);
+                 Value shifted = arith::AddFOp::create(
+                     b, loc, variance, buildConstant(b, loc, computeType, eps));
+                 return math::RsqrtOp::create(b, loc, shifted).getResult();
+               });
   Value normalized = buildMap(
       builder, loc, getResult().getType(),
       {getInput(), mean, rstd, getScale(), getBias()}, computeType,
@@ -142,15 +141,14 @@ Decomposition GeluOp::decompose(OpBuilder &builder, FloatType computeType) {
         Value erf = math::ErfOp::create(b, loc, scaled);
         Value onePlus = arith::AddFOp::create(
             b, loc, erf, buildConstant(b, loc, computeType, 1.0));
-        Value half =
-            arith::MulFOp::create(b, loc, x, buildConstant(b, loc, computeType, 0.5));
+        Value half = arith::MulFOp::create(
+            b, loc, x, buildConstant(b, loc, computeType, 0.5));
         return arith::MulFOp::create(b, loc, half, onePlus).getResult();
       });
   return SmallVector<Value>{result};
 }
 
-Decomposition GeluTanhOp::decompose(OpBuilder &builder,
-                                    FloatType computeType) {
+Decomposition GeluTanhOp::decompose(OpBuilder &builder, FloatType computeType) {
   // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as
   // torch.nn.GELU(approximate="tanh").
   Value result = buildMap(
@@ -168,8 +166,8 @@ Decomposition GeluTanhOp::decompose(OpBuilder &builder,
         Value tanh = math::TanhOp::create(b, loc, scaled);
         Value onePlus = arith::AddFOp::create(
             b, loc, tanh, buildConstant(b, loc, computeType, 1.0));
-        Value half =
-            arith::MulFOp::create(b, loc, x, buildConstant(b, loc, computeType, 0.5));
+        Value half = arith::MulFOp::create(
+            b, loc, x, buildConstant(b, loc, computeType, 0.5));
         return arith::MulFOp::create(b, loc, half, onePlus).getResult();
       });
   return SmallVector<Value>{result};
@@ -180,13 +178,14 @@ Decomposition DropoutOp::decompose(OpBuilder &builder, FloatType computeType) {
   double probability = getProbability().convertToDouble();
   Value mask = RandomMaskOp::create(builder, loc, getMask().getType(),
                                     getProbabilityAttr(), getStreamAttr());
-  Value result = buildMap(
-      builder, loc, getResult().getType(), {getInput(), mask}, computeType,
-      [&](OpBuilder &b, Location loc, ValueRange args) {
-        Value kept = arith::MulFOp::create(b, loc, args[0], args[1]);
-        Value keep = buildConstant(b, loc, computeType, 1.0 - probability);
-        return arith::DivFOp::create(b, loc, kept, keep).getResult();
-      });
+  Value result =
+      buildMap(builder, loc, getResult().getType(), {getInput(), mask},
+               computeType, [&](OpBuilder &b, Location loc, ValueRange args) {
+                 Value kept = arith::MulFOp::create(b, loc, args[0], args[1]);
+                 Value keep =
+                     buildConstant(b, loc, computeType, 1.0 - probability);
+                 return arith::DivFOp::create(b, loc, kept, keep).getResult();
+               });
   return SmallVector<Value>{result, mask};
 }
 
@@ -205,4 +204,38 @@ Decomposition CausalMaskOp::decompose(OpBuilder &builder,
       },
       {getQuery(), getKey()});
   return SmallVector<Value>{result};
+}
+
+//===----------------------------------------------------------------------===//
+// Replacing a composite
+//===----------------------------------------------------------------------===//
+
+FailureOr<DecomposedOp>
+mlir::sluice::decomposeInPlace(CompositeOpInterface composite,
+                               FloatType computeType) {
+  Operation *op = composite.getOperation();
+  Operation *previous = op->getPrevNode();
+  OpBuilder builder(op);
+  FailureOr<SmallVector<Value>> replacements =
+      composite.decompose(builder, computeType);
+  if (failed(replacements))
+    return failure();
+  DecomposedOp decomposed;
+  decomposed.results = std::move(*replacements);
+  Block::iterator begin =
+      previous ? std::next(previous->getIterator()) : op->getBlock()->begin();
+  for (Operation &created : llvm::make_range(begin, op->getIterator()))
+    decomposed.ops.push_back(&created);
+  op->replaceAllUsesWith(decomposed.results);
+  op->erase();
+  return decomposed;
+}
+
+FailureOr<FloatType> mlir::sluice::parseComputeType(MLIRContext *context,
+                                                    StringRef name) {
+  if (name == "f32")
+    return FloatType(Float32Type::get(context));
+  if (name == "f64")
+    return FloatType(Float64Type::get(context));
+  return failure();
 }

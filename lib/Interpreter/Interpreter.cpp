@@ -10,6 +10,7 @@
 #include "sluice/Interpreter/Interpreter.h"
 
 #include "ScalarBody.h"
+#include "dialects/sluice/SluiceDecompositions.h"
 #include "sluice/Interpreter/FloatRounding.h"
 #include "sluice/Runtime/Philox.h"
 
@@ -345,15 +346,9 @@ static llvm::Error decomposeAll(GraphOp graph, FloatType computeType) {
     if (round == 16)
       return opError(composites.front(),
                      "still a composite after 16 rounds of decomposition");
-    for (CompositeOpInterface composite : composites) {
-      OpBuilder builder(composite);
-      FailureOr<SmallVector<Value>> replacements =
-          composite.decompose(builder, computeType);
-      if (failed(replacements))
+    for (CompositeOpInterface composite : composites)
+      if (failed(decomposeInPlace(composite, computeType)))
         return opError(composite, "decomposition failed");
-      composite->replaceAllUsesWith(*replacements);
-      composite->erase();
-    }
   }
 }
 

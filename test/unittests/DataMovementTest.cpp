@@ -45,6 +45,22 @@ protected:
     return nullptr;
   }
 
+  /// Builds `spec`'s layer, runs the training pipeline (autodiff) and counts
+  /// both phases.
+  FailureOr<ModuleCounts> countTrainingLayer(const LayerSpec &spec) {
+    OwningOpRef<ModuleOp> module =
+        buildEncoderGraph(context, spec, UnknownLoc::get(&context));
+    if (!module)
+      return failure();
+    PassManager pm(&context);
+    PipelineOptions options;
+    options.training = true;
+    buildSluicePipeline(pm, options);
+    if (failed(pm.run(*module)))
+      return failure();
+    return countModule(*module);
+  }
+
   MLIRContext context;
 };
 
@@ -227,16 +243,8 @@ TEST_F(DataMovementTest, TrainingBackwardContractionFlopIsTwiceForward) {
                           : ::mlir::sluice::NormPlacement::Post;
     spec.causal = trial % 3 == 1;
     spec.activation = static_cast<::mlir::sluice::Activation>(trial % 3);
-    OwningOpRef<ModuleOp> module = ::mlir::sluice::buildEncoderGraph(
-        context, spec, UnknownLoc::get(&context));
-    ASSERT_TRUE(module);
-    PassManager pm(&context);
-    PipelineOptions options;
-    options.training = true;
-    buildSluicePipeline(pm, options);
-    ASSERT_TRUE(succeeded(pm.run(*module)));
-    FailureOr<ModuleCounts> counts = countModule(*module);
-    ASSERT_TRUE(succeeded(counts));
+    FailureOr<ModuleCounts> counts = countTrainingLayer(spec);
+    ASSERT_TRUE(succeeded(counts)) << "trial " << trial;
     uint64_t forward = contractionFlop(*counts, Phase::forward);
     EXPECT_EQ(forward, encoderContractionFlop(spec.dims)) << "trial " << trial;
     EXPECT_EQ(contractionFlop(*counts, Phase::backward), 2 * forward)
@@ -253,15 +261,7 @@ TEST_F(DataMovementTest, BertLargeTrainingContractionFlop) {
   spec.training = true;
   spec.dims = {8, 512, 16, 64, 1024, 4096};
   spec.dtype = ::mlir::sluice::DType::F16;
-  OwningOpRef<ModuleOp> module = ::mlir::sluice::buildEncoderGraph(
-      context, spec, UnknownLoc::get(&context));
-  ASSERT_TRUE(module);
-  PassManager pm(&context);
-  PipelineOptions options;
-  options.training = true;
-  buildSluicePipeline(pm, options);
-  ASSERT_TRUE(succeeded(pm.run(*module)));
-  FailureOr<ModuleCounts> counts = countModule(*module);
+  FailureOr<ModuleCounts> counts = countTrainingLayer(spec);
   ASSERT_TRUE(succeeded(counts));
   EXPECT_EQ(contractionFlop(*counts, Phase::forward), 111669149696ull);
   EXPECT_EQ(contractionFlop(*counts, Phase::backward), 223338299392ull);

@@ -11,6 +11,7 @@
 
 #include "dialects/sluice/Transforms/Autodiff.h"
 #include "dialects/sluice/SluiceBuilders.h"
+#include "dialects/sluice/SluiceDecompositions.h"
 #include "dialects/sluice/SluicePasses.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -90,35 +91,29 @@ static LogicalResult decomposeAndName(GraphOp graph, FloatType computeType) {
     std::string base = getOpName(op).str();
     if (base.empty())
       base = names.unique(op->getName().stripDialect());
-    Operation *previous = op->getPrevNode();
-    OpBuilder builder(op);
-    FailureOr<SmallVector<Value>> replacements =
-        composite.decompose(builder, computeType);
-    if (failed(replacements))
+    SmallVector<std::string> resultLabels;
+    for (unsigned index = 1; index < op->getNumResults(); ++index)
+      resultLabels.push_back(compositeResultLabel(op, index));
+    FailureOr<DecomposedOp> decomposed =
+        decomposeInPlace(composite, computeType);
+    if (failed(decomposed))
       return op->emitOpError() << "could not be decomposed";
     // Name the producers of the composite's results, then the rest.
-    Block::iterator begin =
-        previous ? std::next(previous->getIterator()) : op->getBlock()->begin();
-    SmallVector<Operation *> created =
-        llvm::map_to_vector(llvm::make_range(begin, op->getIterator()),
-                            [](Operation &newOp) { return &newOp; });
-    for (auto [index, value] : llvm::enumerate(*replacements)) {
+    for (auto [index, value] : llvm::enumerate(decomposed->results)) {
       Operation *producer = value.getDefiningOp();
-      if (!producer || !llvm::is_contained(created, producer) ||
+      if (!producer || !llvm::is_contained(decomposed->ops, producer) ||
           !getOpName(producer).empty())
         continue;
-      setOpName(value, index == 0
-                           ? base
-                           : names.unique(base + "." +
-                                          compositeResultLabel(op, index)));
+      setOpName(value, index == 0 ? base
+                                  : names.unique(base + "." +
+                                                 resultLabels[index - 1]));
     }
-    for (Operation *newOp : created)
+    for (Operation *newOp : decomposed->ops)
       if (getOpName(newOp).empty())
-        newOp->setAttr(SluiceDialect::getOpNameAttrName(),
-                       builder.getStringAttr(
-                           names.unique(base + "." + primitiveLabel(newOp))));
-    op->replaceAllUsesWith(*replacements);
-    op->erase();
+        newOp->setAttr(
+            SluiceDialect::getOpNameAttrName(),
+            StringAttr::get(newOp->getContext(),
+                            names.unique(base + "." + primitiveLabel(newOp))));
   }
   for (Operation &op : graph.getBody().front().without_terminator())
     if (getOpName(&op).empty())
@@ -368,16 +363,6 @@ static LogicalResult differentiate(GraphOp graph, FloatType computeType,
 //===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
-
-/// The float type named by a `compute-type` option ("f32" or "f64").
-static FailureOr<FloatType> parseComputeType(MLIRContext *context,
-                                             StringRef name) {
-  if (name == "f32")
-    return FloatType(Float32Type::get(context));
-  if (name == "f64")
-    return FloatType(Float64Type::get(context));
-  return failure();
-}
 
 namespace {
 struct AutodiffPass : mlir::sluice::impl::SluiceAutodiffBase<AutodiffPass> {

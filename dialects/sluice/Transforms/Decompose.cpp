@@ -1,5 +1,6 @@
 //===- Decompose.cpp - composites to primitives ---------------------------===//
 
+#include "dialects/sluice/SluiceDecompositions.h"
 #include "dialects/sluice/SluicePasses.h"
 
 #include "mlir/IR/Builders.h"
@@ -17,36 +18,29 @@ struct DecomposePass : mlir::sluice::impl::SluiceDecomposeBase<DecomposePass> {
   using SluiceDecomposeBase::SluiceDecomposeBase;
 
   void runOnOperation() override {
-    SmallVector<CompositeOpInterface> composites;
-    getOperation().walk(
-        [&](CompositeOpInterface op) { composites.push_back(op); });
-    FloatType computeType;
-    if (this->computeType == "f32") {
-      computeType = Float32Type::get(&getContext());
-    } else if (this->computeType == "f64") {
-      computeType = Float64Type::get(&getContext());
-    } else {
+    FailureOr<FloatType> type =
+        parseComputeType(&getContext(), this->computeType);
+    if (failed(type)) {
       getOperation().emitError()
           << "--sluice-decompose: compute-type must be 'f32' or 'f64', got '"
           << this->computeType << "'";
       return signalPassFailure();
     }
+    SmallVector<CompositeOpInterface> composites;
+    getOperation().walk(
+        [&](CompositeOpInterface op) { composites.push_back(op); });
     for (CompositeOpInterface composite : composites) {
-      OpBuilder builder(composite);
-      FailureOr<SmallVector<Value>> replacements =
-          composite.decompose(builder, computeType);
-      if (failed(replacements)) {
+      // Keep the composite's report name on the op that produces its first
+      // result, so reports stay readable.
+      Attribute name = composite->getAttr(SluiceDialect::getOpNameAttrName());
+      FailureOr<DecomposedOp> decomposed = decomposeInPlace(composite, *type);
+      if (failed(decomposed)) {
         composite->emitOpError() << "could not be decomposed";
         return signalPassFailure();
       }
-      // Keep the composite's report name on the op that produces its first
-      // result, so reports stay readable.
-      if (Attribute name =
-              composite->getAttr(SluiceDialect::getOpNameAttrName()))
-        if (Operation *producer = (*replacements)[0].getDefiningOp())
+      if (name)
+        if (Operation *producer = decomposed->results[0].getDefiningOp())
           producer->setAttr(SluiceDialect::getOpNameAttrName(), name);
-      composite->replaceAllUsesWith(*replacements);
-      composite->erase();
     }
   }
 };

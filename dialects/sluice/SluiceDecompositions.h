@@ -1,0 +1,34 @@
+//===- SluiceDecompositions.h - composites as primitives --------*- C++ -*-===//
+//
+// The one way every client (the decompose and autodiff passes, the reference
+// interpreter) replaces a composite by its decomposition.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SLUICE_DIALECT_SLUICEDECOMPOSITIONS_H
+#define SLUICE_DIALECT_SLUICEDECOMPOSITIONS_H
+
+#include "dialects/sluice/SluiceOps.h"
+
+namespace mlir::sluice {
+
+/// What replaced a decomposed composite.
+struct DecomposedOp {
+  /// The values that replaced the composite's results, one per result.
+  SmallVector<Value> results;
+  /// The primitives the decomposition created, in program order.
+  SmallVector<Operation *> ops;
+};
+
+/// Builds `composite`'s decomposition just before it (map bodies in
+/// `computeType`), replaces its uses and erases it. Fails, leaving the op in
+/// place and emitting nothing itself, if the op cannot be decomposed.
+FailureOr<DecomposedOp> decomposeInPlace(CompositeOpInterface composite,
+                                         FloatType computeType);
+
+/// The float type a `compute-type` pass option names: "f32" or "f64".
+FailureOr<FloatType> parseComputeType(MLIRContext *context, StringRef name);
+
+} // namespace mlir::sluice
+
+#endif // SLUICE_DIALECT_SLUICEDECOMPOSITIONS_H
