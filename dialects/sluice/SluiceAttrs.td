@@ -27,4 +27,14 @@ def Sluice_PhaseAttr : EnumAttr<Sluice_Dialect, Sluice_Phase, "phase"> {
   let assemblyFormat = "$value";
 }
 
+def Sluice_KernelKind : I32EnumAttr<"KernelKind", "what runs a kernel", [
+    I32EnumAttrCase<"fused", 0>,
+    I32EnumAttrCase<"gemm", 1>]> {
+  let cppNamespace = "::mlir::sluice";
+  let genSpecializedAttr = 0;
+}
+def Sluice_KernelKindAttr : EnumAttr<Sluice_Dialect, Sluice_KernelKind, "kernel_kind"> {
+  let assemblyFormat = "$value";
+}
+
 #endif // SLUICE_ATTRS_TD

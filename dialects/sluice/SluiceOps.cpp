@@ -519,5 +519,56 @@ LogicalResult CausalMaskOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+KernelYieldOp KernelOp::getYield() {
+  return llvm::cast<KernelYieldOp>(getBlock().getTerminator());
+}
+
+ContractOp KernelOp::getContraction() {
+  if (getKind() != KernelKind::gemm)
+    return nullptr;
+  for (Operation &op : getBlock())
+    if (auto contract = llvm::dyn_cast<ContractOp>(op))
+      return contract;
+  return nullptr;
+}
+
+LogicalResult KernelOp::verify() {
+  Block &body = getBlock();
+  if (body.getArgumentTypes() != getInputs().getTypes())
+    return emitOpError() << "body arguments must have the input types";
+  if (body.empty() || !llvm::isa<KernelYieldOp>(body.back()))
+    return emitOpError() << "body must end in 'sluice.kernel_yield'";
+  if (getYield().getOperandTypes() != getResultTypes())
+    return emitOpError() << "yielded types must be the result types";
+  unsigned numContractions = 0;
+  for (Operation &op : body.without_terminator()) {
+    if (llvm::isa<ContractOp>(op)) {
+      ++numContractions;
+      continue;
+    }
+    if (!llvm::isa<MapOp, ReduceOp, RandomMaskOp, RelayoutOp, RenameOp>(op))
+      return op.emitOpError()
+             << "is not allowed in a sluice.kernel; only map, reduce, "
+                "random_mask, relayout, rename and (in a gemm kernel) one "
+                "contract are";
+  }
+  if (getKind() == KernelKind::fused && numContractions != 0)
+    return emitOpError() << "of kind 'fused' must not hold a contraction";
+  if (getKind() == KernelKind::gemm && numContractions != 1)
+    return emitOpError() << "of kind 'gemm' must hold exactly one "
+                            "contraction, got "
+                         << numContractions;
+  for (int64_t index : getPacked())
+    if (index < 0 || index >= static_cast<int64_t>(getNumResults()))
+      return emitOpError() << "'packed' names result #" << index
+                           << " but the kernel has " << getNumResults()
+                           << " results";
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "dialects/sluice/SluiceOps.cpp.inc"

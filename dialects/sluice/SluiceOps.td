@@ -93,6 +93,71 @@ def Sluice_YieldOp : Sluice_Op<"yield", [
   let assemblyFormat = "$value attr-dict `:` type($value)";
 }
 
+def Sluice_KernelOp : Sluice_Op<"kernel", [
+    IsolatedFromAbove, SingleBlock, Pure]> {
+  let summary = "A group of primitives that runs as one kernel";
+  let description = [{
+    Made by `--sluice-fuse`. The body computes the kernel's results from its
+    inputs (bound to the block arguments, in order) with primitives; only the
+    inputs are read from memory and only the results are written, so a value
+    that stays inside the body costs no bytes.
+
+    * `kind = fused`: a generated kernel holding maps, reductions, random
+      masks and relayouts over one iteration space (docs/Fusion.md gives the
+      legality rules).
+    * `kind = gemm`: one `sluice.contract` run by the BLAS library, plus the
+      epilogue ops folded into the library call (`epilogue` names it:
+      `bias`, `relu`, `bias_relu`, `gelu`, `bias_gelu`, `bgrada`,
+      `bgradb`).
+
+    `members` lists the report names of the ops it holds, in program order.
+    A result listed in `packed` is stored with one bit per element (a
+    dropout keep-mask); every other result is stored in its tensor type.
+
+    ```mlir
+    %y = sluice.kernel (%x, %b) {kind = fused, members = ["bias", "relu"],
+                                 sluice.name = "k0"}
+        : (!sluice.tensor<[j=4, i=8], f32>, !sluice.tensor<[i=8], f32>)
+        -> !sluice.tensor<[j=4, i=8], f32> {
+    ^bb0(%xa: !sluice.tensor<[j=4, i=8], f32>, %ba: !sluice.tensor<[i=8], f32>):
+      %s = sluice.map (%xa, %ba) ...
+      %r = sluice.map (%s) ...
+      sluice.kernel_yield %r : !sluice.tensor<[j=4, i=8], f32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Sluice_Tensor>:$inputs,
+                       DefaultValuedAttr<Sluice_KernelKindAttr, "KernelKind::fused">:$kind,
+                       DefaultValuedAttr<StrArrayAttr, "{}">:$members,
+                       OptionalAttr<StrAttr>:$epilogue,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$packed);
+  let results = (outs Variadic<Sluice_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `(` $inputs `)` attr-dict `:` functional-type($inputs, $results) $body
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The body's terminator.
+    KernelYieldOp getYield();
+    /// The body's block.
+    ::mlir::Block &getBlock() { return getBody().front(); }
+    /// True if result `index` is stored bit-packed.
+    bool isPacked(unsigned index) {
+      return ::llvm::is_contained(getPacked(), static_cast<int64_t>(index));
+    }
+    /// The contraction of a `gemm` kernel (null for a fused kernel).
+    ContractOp getContraction();
+  }];
+}
+
+def Sluice_KernelYieldOp : Sluice_Op<"kernel_yield", [
+    Pure, HasParent<"KernelOp">, ReturnLike, Terminator]> {
+  let summary = "Yields a kernel's results";
+  let arguments = (ins Variadic<Sluice_Tensor>:$operands);
+  let assemblyFormat = "attr-dict ($operands^ `:` type($operands))?";
+}
+
 //===----------------------------------------------------------------------===//
 // Primitives
 //===----------------------------------------------------------------------===//

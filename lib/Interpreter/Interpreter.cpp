@@ -142,6 +142,7 @@ private:
   void execute(RandomMaskOp op);
   void execute(RelayoutOp op);
   void execute(RenameOp op);
+  llvm::Error execute(KernelOp op);
 
   Precision precision;
   uint64_t seed;
@@ -164,6 +165,8 @@ llvm::Error Executor::run(Block &body) {
       execute(relayout);
     else if (auto rename = llvm::dyn_cast<RenameOp>(op))
       execute(rename);
+    else if (auto kernel = llvm::dyn_cast<KernelOp>(op))
+      error = execute(kernel);
     else
       error = opError(&op, "the interpreter cannot execute this op");
     if (error)
@@ -307,6 +310,21 @@ void Executor::execute(RelayoutOp op) {
 void Executor::execute(RenameOp op) {
   Buffer result{op.getResult().getType(), values.at(op.getInput()).data};
   store(op.getResult(), std::move(result));
+}
+
+/// A kernel means its body: the inputs bound to the block arguments, the
+/// yielded values as results. Fusion changes where values live, not what
+/// they are.
+llvm::Error Executor::execute(KernelOp op) {
+  Block &body = op.getBlock();
+  for (auto [argument, input] : llvm::zip(body.getArguments(), op.getInputs()))
+    values[argument] = values.at(input);
+  if (llvm::Error error = run(body))
+    return error;
+  for (auto [result, yielded] :
+       llvm::zip(op.getResults(), op.getYield().getOperands()))
+    values[result] = values.at(yielded);
+  return llvm::Error::success();
 }
 
 /// Checks `inputs` against `graph`'s signature.
