@@ -224,8 +224,17 @@ mlir::sluice::decomposeInPlace(CompositeOpInterface composite,
   decomposed.results = std::move(*replacements);
   Block::iterator begin =
       previous ? std::next(previous->getIterator()) : op->getBlock()->begin();
-  for (Operation &created : llvm::make_range(begin, op->getIterator()))
+  // Every primitive remembers the composite it stands for.
+  MLIRContext *context = op->getContext();
+  auto name = op->getAttrOfType<StringAttr>(SluiceDialect::getOpNameAttrName());
+  StringAttr kind = StringAttr::get(context, op->getName().stripDialect());
+  for (Operation &created : llvm::make_range(begin, op->getIterator())) {
     decomposed.ops.push_back(&created);
+    if (!created.hasAttr(SluiceDialect::getOriginAttrName()))
+      created.setAttr(SluiceDialect::getOriginAttrName(), name ? name : kind);
+    if (!created.hasAttr(SluiceDialect::getOriginKindAttrName()))
+      created.setAttr(SluiceDialect::getOriginKindAttrName(), kind);
+  }
   op->replaceAllUsesWith(decomposed.results);
   op->erase();
   return decomposed;

@@ -41,6 +41,17 @@ def Sluice_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getOpNameAttrName() {
       return ::llvm::StringLiteral("sluice.name");
     }
+    /// The op attribute naming the composite op (by its report name) that a
+    /// primitive implements, or whose gradient it computes. The baseline
+    /// accounting runs one kernel per origin.
+    static constexpr ::llvm::StringLiteral getOriginAttrName() {
+      return ::llvm::StringLiteral("sluice.origin");
+    }
+    /// The mnemonic of that composite ("dropout", "layernorm", ...), or
+    /// "layout" for relayouts inserted for code generation.
+    static constexpr ::llvm::StringLiteral getOriginKindAttrName() {
+      return ::llvm::StringLiteral("sluice.origin_kind");
+    }
 
   private:
     void registerTypes();

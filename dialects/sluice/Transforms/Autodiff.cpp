@@ -16,6 +16,7 @@
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -89,8 +90,12 @@ static LogicalResult decomposeAndName(GraphOp graph, FloatType computeType) {
   for (CompositeOpInterface composite : composites) {
     Operation *op = composite.getOperation();
     std::string base = getOpName(op).str();
-    if (base.empty())
+    if (base.empty()) {
+      // Named before decomposing, so its primitives' origin is unique.
       base = names.unique(op->getName().stripDialect());
+      op->setAttr(SluiceDialect::getOpNameAttrName(),
+                  StringAttr::get(op->getContext(), base));
+    }
     SmallVector<std::string> resultLabels;
     for (unsigned index = 1; index < op->getNumResults(); ++index)
       resultLabels.push_back(compositeResultLabel(op, index));
@@ -197,6 +202,9 @@ public:
           return arith::AddFOp::create(b, loc, args[0], args[1]).getResult();
         });
     setOpName(gradient, readableName(value) + ".grad_acc");
+    // A framework sums gradients in a kernel of its own.
+    setOrigin(gradient.getDefiningOp(), getOpName(gradient.getDefiningOp()),
+              "grad_acc");
   }
 
   /// Builds the backward body and both signatures.
@@ -211,15 +219,23 @@ public:
       if (needsGradient(result))
         accumulate(result, cotangent);
     }
-    // Reverse sweep over the primitives.
+    // Reverse sweep over the primitives. Softmaxes are differentiated as a
+    // whole at their last primitive; their inner primitives then get no
+    // cotangent and are skipped.
+    collectSoftmaxes(forwardBlock);
     for (Operation &op : llvm::reverse(forwardBlock.without_terminator())) {
       if (op.getNumResults() != 1)
         return op.emitOpError() << "has no vector-Jacobian rule";
       Value cotangent = gradients.lookup(op.getResult(0));
       if (!cotangent)
         continue;
-      if (failed(buildVjp(&op, cotangent, *this)))
+      Operation *last = block->empty() ? nullptr : &block->back();
+      auto softmax = softmaxes.find(&op);
+      if (softmax != softmaxes.end())
+        buildSoftmaxVjp(softmax->second, cotangent);
+      else if (failed(buildVjp(&op, cotangent, *this)))
         return failure();
+      tagOrigins(&op, last);
     }
     // One gradient per argument; zero where no result depends on it.
     SmallVector<Value> argGradients;
@@ -232,6 +248,8 @@ public:
                        return buildConstant(b, loc, computeType, 0.0);
                      });
         setOpName(gradient, "d_" + forward.getArgName(index) + ".zero");
+        setOrigin(gradient.getDefiningOp(),
+                  getOpName(gradient.getDefiningOp()), "zero");
       }
       argGradients.push_back(gradient);
     }
@@ -241,6 +259,90 @@ public:
   }
 
 private:
+  /// A decomposed softmax: its input, its result and the reduced dimension.
+  struct Softmax {
+    Value input, result;
+    StringRef dim;
+  };
+
+  static void setOrigin(Operation *op, StringRef origin, StringRef kind) {
+    MLIRContext *context = op->getContext();
+    op->setAttr(SluiceDialect::getOriginAttrName(),
+                StringAttr::get(context, origin));
+    op->setAttr(SluiceDialect::getOriginKindAttrName(),
+                StringAttr::get(context, kind));
+  }
+
+  /// Gives the backward ops built after `last` for forward op `op` the
+  /// origin of `op` (its composite, or itself), unless they have one.
+  void tagOrigins(Operation *op, Operation *last) {
+    auto origin = op->getAttrOfType<StringAttr>(
+        SluiceDialect::getOriginAttrName());
+    auto kind = op->getAttrOfType<StringAttr>(
+        SluiceDialect::getOriginKindAttrName());
+    StringRef originName = origin ? origin.getValue() : getOpName(op);
+    std::string kindName =
+        kind ? kind.getValue().str() : op->getName().stripDialect().str();
+    Block::iterator begin =
+        last ? std::next(last->getIterator()) : block->begin();
+    for (Operation &created : llvm::make_range(begin, block->end()))
+      if (!created.hasAttr(SluiceDialect::getOriginAttrName()))
+        setOrigin(&created, originName, kindName);
+  }
+
+  /// Finds the decomposed softmaxes of the forward block, keyed by the
+  /// primitive producing each one's result (the last of its primitives).
+  void collectSoftmaxes(Block &forwardBlock) {
+    llvm::MapVector<StringAttr, SmallVector<Operation *>> groups;
+    for (Operation &op : forwardBlock.without_terminator()) {
+      auto kind = op.getAttrOfType<StringAttr>(
+          SluiceDialect::getOriginKindAttrName());
+      auto origin =
+          op.getAttrOfType<StringAttr>(SluiceDialect::getOriginAttrName());
+      if (kind && origin && kind.getValue() == "softmax")
+        groups[origin].push_back(&op);
+    }
+    for (auto &[origin, ops] : groups) {
+      auto reduce = llvm::dyn_cast<ReduceOp>(ops.front());
+      Operation *last = ops.back();
+      if (!reduce || reduce.getDims().size() != 1 ||
+          last->getNumResults() != 1 ||
+          last->getResult(0).getType() != reduce.getInput().getType())
+        continue; // Not the decomposition we know: use the generic rules.
+      softmaxes[last] = {reduce.getInput(), last->getResult(0),
+                         llvm::cast<StringAttr>(reduce.getDims()[0])};
+    }
+  }
+
+  /// d_input = y * (dy - sum_dim(y * dy)): reads only the softmax's result,
+  /// where the generic rules would save its input, exponentials and sums.
+  void buildSoftmaxVjp(const Softmax &softmax, Value cotangent) {
+    if (!needsGradient(softmax.input))
+      return;
+    Location loc = softmax.result.getLoc();
+    NamedTensorType type = getTensorType(softmax.result);
+    Value y = getPrimal(softmax.result);
+    std::string name = readableName(softmax.result);
+    Value product =
+        buildMap(builder, loc, type, {y, cotangent}, computeType,
+                 [](OpBuilder &b, Location loc, ValueRange args) {
+                   return arith::MulFOp::create(b, loc, args[0], args[1])
+                       .getResult();
+                 });
+    setOpName(product, name + ".grad_dot");
+    Value dot = buildReduce(builder, loc, ReduceKind::sum, product,
+                            {softmax.dim}, Float32Type::get(builder.getContext()));
+    setOpName(dot, name + ".grad_sum");
+    Value grad = buildMap(
+        builder, loc, type, {y, cotangent, dot}, computeType,
+        [](OpBuilder &b, Location loc, ValueRange args) {
+          Value centered = arith::SubFOp::create(b, loc, args[1], args[2]);
+          return arith::MulFOp::create(b, loc, args[0], centered).getResult();
+        });
+    setOpName(grad, name + ".grad");
+    accumulate(softmax.input, grad);
+  }
+
   static bool isRecomputable(Value value) {
     Operation *op = value.getDefiningOp();
     return op && op->getNumOperands() == 0 && op->getNumResults() == 1 &&
@@ -314,6 +416,7 @@ private:
   SmallVector<Value> saved;
   SmallVector<std::string> savedNames;
   NameTable savedNameTable;
+  DenseMap<Operation *, Softmax> softmaxes;
 };
 } // namespace
 
