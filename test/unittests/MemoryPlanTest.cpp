@@ -1,0 +1,395 @@
+//===- MemoryPlanTest.cpp - the arena plan --------------------------------===//
+//
+// Hand-written graphs check each rule of docs/MemoryPlan.md (reuse, saved
+// tensors across the forward/backward boundary, caller memory, renames,
+// bit-packed results, alignment, overflow); the BERT-large training module
+// checks the plan's invariants exhaustively: no two buffers that live at the
+// same step share a byte, and every value is live wherever it is read.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sluice/Codegen/MemoryPlan.h"
+#include "sluice/Pipeline/Pipeline.h"
+#include "sluice/Spec/EncoderBuilder.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir;
+using namespace mlir::sluice;
+
+namespace {
+
+class MemoryPlanTest : public ::testing::Test {
+protected:
+  MemoryPlanTest() {
+    DialectRegistry registry;
+    registerSluiceDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+  }
+
+  OwningOpRef<ModuleOp> parse(llvm::StringRef text) {
+    return parseSourceString<ModuleOp>(text, &context);
+  }
+
+  /// The buffer named `name`, or null.
+  static const ArenaBuffer *find(const MemoryPlan &plan, llvm::StringRef name) {
+    for (const ArenaBuffer &buffer : plan.buffers)
+      if (buffer.name == name)
+        return &buffer;
+    return nullptr;
+  }
+
+  /// The step of the top-level op named `name` in graph `graph`.
+  static unsigned stepOf(const MemoryPlan &plan, llvm::StringRef graph,
+                         llvm::StringRef name) {
+    for (unsigned step = 0; step < plan.steps.size(); ++step) {
+      Operation *op = plan.steps[step];
+      auto opName =
+          op->getAttrOfType<StringAttr>(SluiceDialect::getOpNameAttrName());
+      if (opName && opName.getValue() == name &&
+          op->getParentOfType<GraphOp>().getSymName() == graph)
+        return step;
+    }
+    ADD_FAILURE() << "no step " << graph.str() << "/" << name.str();
+    return 0;
+  }
+
+  /// The invariants every plan meets, checked pair by pair and use by use.
+  static void expectValid(const MemoryPlan &plan) {
+    uint64_t sum = 0, end = 0;
+    for (const ArenaBuffer &buffer : plan.buffers) {
+      EXPECT_EQ(buffer.offset % plan.alignment, 0u) << buffer.name;
+      EXPECT_EQ(buffer.alignedBytes % plan.alignment, 0u) << buffer.name;
+      EXPECT_GE(buffer.alignedBytes, buffer.bytes) << buffer.name;
+      EXPECT_LT(buffer.alignedBytes - buffer.bytes, plan.alignment)
+          << buffer.name;
+      EXPECT_LE(buffer.firstStep, buffer.lastStep) << buffer.name;
+      EXPECT_LT(buffer.lastStep, plan.steps.size()) << buffer.name;
+      sum += buffer.alignedBytes;
+      end = std::max(end, buffer.offset + buffer.alignedBytes);
+      for (Value value : buffer.values)
+        EXPECT_EQ(plan.lookup(value), &buffer) << buffer.name;
+    }
+    EXPECT_EQ(plan.bytesWithoutReuse, sum);
+    EXPECT_EQ(plan.peakBytes, end);
+    EXPECT_LE(plan.maxLiveBytes, plan.peakBytes);
+    EXPECT_LE(plan.peakBytes, plan.bytesWithoutReuse);
+    for (size_t i = 0; i < plan.buffers.size(); ++i)
+      for (size_t j = i + 1; j < plan.buffers.size(); ++j) {
+        const ArenaBuffer &a = plan.buffers[i], &b = plan.buffers[j];
+        if (!a.livesWith(b))
+          continue;
+        bool disjoint = a.offset + a.alignedBytes <= b.offset ||
+                        b.offset + b.alignedBytes <= a.offset;
+        EXPECT_TRUE(disjoint) << a.name << " and " << b.name << " overlap";
+      }
+    // Every arena operand of a step is live at that step, and every result is
+    // live from the step that writes it.
+    for (unsigned step = 0; step < plan.steps.size(); ++step) {
+      Operation *op = plan.steps[step];
+      for (Value operand : op->getOperands())
+        if (const ArenaBuffer *buffer = plan.lookup(operand)) {
+          EXPECT_LE(buffer->firstStep, step) << buffer->name;
+          EXPECT_GE(buffer->lastStep, step) << buffer->name;
+        }
+      if (isa<RenameOp>(op))
+        continue;
+      for (Value result : op->getResults())
+        if (const ArenaBuffer *buffer = plan.lookup(result))
+          EXPECT_EQ(buffer->firstStep, step) << buffer->name;
+    }
+  }
+
+  MLIRContext context;
+};
+
+// x -> a -> b -> c -> y, 1 KiB each: a and c never live together, so they
+// share bytes; y is the caller's.
+TEST_F(MemoryPlanTest, ChainReusesDeadBuffers) {
+  OwningOpRef<ModuleOp> module = parse(R"mlir(
+    sluice.graph @g(%x: !sluice.tensor<[j=4, i=64], f32> {sluice.name = "x"})
+        -> (!sluice.tensor<[j=4, i=64], f32> {sluice.name = "y"}) {
+      %a = sluice.relayout %x {sluice.name = "a"} : !sluice.tensor<[j=4, i=64], f32> -> !sluice.tensor<[i=64, j=4], f32>
+      %b = sluice.relayout %a {sluice.name = "b"} : !sluice.tensor<[i=64, j=4], f32> -> !sluice.tensor<[j=4, i=64], f32>
+      %c = sluice.relayout %b {sluice.name = "c"} : !sluice.tensor<[j=4, i=64], f32> -> !sluice.tensor<[i=64, j=4], f32>
+      %y = sluice.relayout %c {sluice.name = "out"} : !sluice.tensor<[i=64, j=4], f32> -> !sluice.tensor<[j=4, i=64], f32>
+      sluice.return %y : !sluice.tensor<[j=4, i=64], f32>
+    })mlir");
+  ASSERT_TRUE(module);
+  FailureOr<MemoryPlan> plan = planMemory(*module);
+  ASSERT_TRUE(succeeded(plan));
+  expectValid(*plan);
+  const uint64_t tensorBytes = 4 * 64 * sizeof(float);
+  ASSERT_EQ(plan->buffers.size(), 3u);
+  const ArenaBuffer *a = find(*plan, "a"), *b = find(*plan, "b"),
+                    *c = find(*plan, "c");
+  ASSERT_TRUE(a && b && c);
+  EXPECT_EQ(a->bytes, tensorBytes);
+  EXPECT_EQ(a->firstStep, 0u);
+  EXPECT_EQ(a->lastStep, 1u);
+  EXPECT_EQ(b->firstStep, 1u);
+  EXPECT_EQ(b->lastStep, 2u);
+  EXPECT_EQ(c->firstStep, 2u);
+  EXPECT_EQ(c->lastStep, 3u);
+  EXPECT_EQ(a->offset, c->offset);
+  EXPECT_NE(a->offset, b->offset);
+  EXPECT_EQ(plan->bytesWithoutReuse, 3 * tensorBytes);
+  EXPECT_EQ(plan->peakBytes, 2 * tensorBytes);
+  EXPECT_EQ(plan->maxLiveBytes, 2 * tensorBytes);
+  EXPECT_EQ(find(*plan, "out"), nullptr);
+}
+
+// Boundary arguments, returned values and renames of either take no arena
+// bytes; a rename of an intermediate is its source's buffer and keeps it alive.
+TEST_F(MemoryPlanTest, BoundaryTensorsAndRenamesTakeNoArena) {
+  OwningOpRef<ModuleOp> module = parse(R"mlir(
+    sluice.graph @g(%x: !sluice.tensor<[j=4, i=64], f32> {sluice.name = "x"})
+        -> (!sluice.tensor<[k=4, i=64], f32> {sluice.name = "y"},
+            !sluice.tensor<[j=4, i=64], f32> {sluice.name = "z"}) {
+      %xr = sluice.rename %x : !sluice.tensor<[j=4, i=64], f32> -> !sluice.tensor<[k=4, i=64], f32>
+      %a = sluice.relayout %xr {sluice.name = "a"} : !sluice.tensor<[k=4, i=64], f32> -> !sluice.tensor<[k=4, i=64], f32>
+      %ar = sluice.rename %a : !sluice.tensor<[k=4, i=64], f32> -> !sluice.tensor<[j=4, i=64], f32>
+      %b = sluice.relayout %x {sluice.name = "b"} : !sluice.tensor<[j=4, i=64], f32> -> !sluice.tensor<[j=4, i=64], f32>
+      %c = sluice.residual_add %ar, %b {sluice.name = "c"} : (!sluice.tensor<[j=4, i=64], f32>, !sluice.tensor<[j=4, i=64], f32>) -> !sluice.tensor<[j=4, i=64], f32>
+      %y = sluice.relayout %xr {sluice.name = "y"} : !sluice.tensor<[k=4, i=64], f32> -> !sluice.tensor<[k=4, i=64], f32>
+      %yr = sluice.rename %y : !sluice.tensor<[k=4, i=64], f32> -> !sluice.tensor<[j=4, i=64], f32>
+      %z = sluice.residual_add %yr, %c {sluice.name = "z"} : (!sluice.tensor<[j=4, i=64], f32>, !sluice.tensor<[j=4, i=64], f32>) -> !sluice.tensor<[j=4, i=64], f32>
+      sluice.return %y, %z : !sluice.tensor<[k=4, i=64], f32>, !sluice.tensor<[j=4, i=64], f32>
+    })mlir");
+  ASSERT_TRUE(module);
+  FailureOr<MemoryPlan> plan = planMemory(*module);
+  ASSERT_TRUE(succeeded(plan));
+  expectValid(*plan);
+  // a, b and c: the renames, x, y (returned) and z (returned) have none.
+  ASSERT_EQ(plan->buffers.size(), 3u);
+  auto graph = *module->getOps<GraphOp>().begin();
+  EXPECT_EQ(plan->lookup(graph.getArgument(0)), nullptr);
+  Operation *ret = graph.getReturnOp();
+  EXPECT_EQ(plan->lookup(ret->getOperand(0)), nullptr);
+  EXPECT_EQ(plan->lookup(ret->getOperand(1)), nullptr);
+  const ArenaBuffer *a = find(*plan, "a");
+  ASSERT_TRUE(a);
+  // The view %ar resolves to a's buffer and keeps it alive until c reads it.
+  Operation *c = plan->steps[stepOf(*plan, "g", "c")];
+  EXPECT_EQ(plan->lookup(c->getOperand(0)), a);
+  EXPECT_EQ(a->lastStep, stepOf(*plan, "g", "c"));
+  // y's rename reads nothing from the arena: %yr is the caller's too.
+  Operation *z = plan->steps[stepOf(*plan, "g", "z")];
+  EXPECT_EQ(plan->lookup(z->getOperand(0)), nullptr);
+}
+
+// A saved intermediate lives from its producer in the forward graph to its
+// last reader in the backward graph; saved boundary tensors are the caller's.
+TEST_F(MemoryPlanTest, SavedTensorsLiveAcrossTheBoundary) {
+  OwningOpRef<ModuleOp> module = parse(R"mlir(
+    sluice.graph @g_forward(%x: !sluice.tensor<[j=4, i=64], f32> {sluice.name = "x"})
+        -> (!sluice.tensor<[j=4, i=64], f32> {sluice.name = "y"},
+            !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.h"},
+            !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.x"},
+            !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.y"}) {
+      %h = sluice.relayout %x {sluice.name = "h"} : !sluice.tensor<[j=4, i=64], f32> -> !sluice.tensor<[j=4, i=64], f32>
+      %t = sluice.relayout %h {sluice.name = "t"} : !sluice.tensor<[j=4, i=64], f32> -> !sluice.tensor<[j=4, i=64], f32>
+      %y = sluice.relayout %t {sluice.name = "out"} : !sluice.tensor<[j=4, i=64], f32> -> !sluice.tensor<[j=4, i=64], f32>
+      sluice.return %y, %h, %x, %y : !sluice.tensor<[j=4, i=64], f32>, !sluice.tensor<[j=4, i=64], f32>, !sluice.tensor<[j=4, i=64], f32>, !sluice.tensor<[j=4, i=64], f32>
+    }
+    sluice.graph @g_backward(%sh: !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.h"},
+                             %sx: !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.x"},
+                             %sy: !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.y"},
+                             %dy: !sluice.tensor<[j=4, i=64], f32> {sluice.name = "dy"})
+        -> (!sluice.tensor<[j=4, i=64], f32> {sluice.name = "d_x"})
+        attributes {phase = #sluice<phase backward>} {
+      %u = sluice.residual_add %dy, %sy {sluice.name = "u"} : (!sluice.tensor<[j=4, i=64], f32>, !sluice.tensor<[j=4, i=64], f32>) -> !sluice.tensor<[j=4, i=64], f32>
+      %v = sluice.residual_add %u, %sx {sluice.name = "v"} : (!sluice.tensor<[j=4, i=64], f32>, !sluice.tensor<[j=4, i=64], f32>) -> !sluice.tensor<[j=4, i=64], f32>
+      %w = sluice.residual_add %v, %sh {sluice.name = "w"} : (!sluice.tensor<[j=4, i=64], f32>, !sluice.tensor<[j=4, i=64], f32>) -> !sluice.tensor<[j=4, i=64], f32>
+      sluice.return %w : !sluice.tensor<[j=4, i=64], f32>
+    })mlir");
+  ASSERT_TRUE(module);
+  FailureOr<MemoryPlan> plan = planMemory(*module);
+  ASSERT_TRUE(succeeded(plan));
+  expectValid(*plan);
+  // h (saved), t; u and v in the backward; y, w and the saved boundary
+  // tensors x and y are the caller's.
+  ASSERT_EQ(plan->buffers.size(), 4u);
+  const ArenaBuffer *saved = find(*plan, "saved.h");
+  ASSERT_TRUE(saved);
+  EXPECT_TRUE(saved->saved);
+  EXPECT_EQ(find(*plan, "h"), nullptr);
+  EXPECT_EQ(saved->firstStep, stepOf(*plan, "g_forward", "h"));
+  EXPECT_EQ(saved->lastStep, stepOf(*plan, "g_backward", "w"));
+  GraphOp backward;
+  for (GraphOp graph : module->getOps<GraphOp>())
+    if (graph.getPhase() == Phase::backward)
+      backward = graph;
+  ASSERT_TRUE(backward);
+  EXPECT_EQ(plan->lookup(backward.lookupArgument("saved.h")), saved);
+  EXPECT_EQ(plan->lookup(backward.lookupArgument("saved.x")), nullptr);
+  EXPECT_EQ(plan->lookup(backward.lookupArgument("saved.y")), nullptr);
+  EXPECT_EQ(plan->lookup(backward.lookupArgument("dy")), nullptr);
+  // The steps run the forward before the backward.
+  EXPECT_LT(stepOf(*plan, "g_forward", "out"),
+            stepOf(*plan, "g_backward", "u"));
+  // t dies in the forward, so u or v may reuse its bytes, never saved.h's.
+  const ArenaBuffer *t = find(*plan, "t"), *u = find(*plan, "u");
+  ASSERT_TRUE(t && u);
+  EXPECT_FALSE(t->saved);
+  EXPECT_EQ(u->offset, t->offset);
+  EXPECT_NE(u->offset, saved->offset);
+  EXPECT_EQ(plan->peakBytes, 3 * saved->alignedBytes);
+}
+
+// A saved tensor no backward op reads still lives until its backward starts.
+TEST_F(MemoryPlanTest, UnreadSavedTensorLivesUntilTheBackward) {
+  OwningOpRef<ModuleOp> module = parse(R"mlir(
+    sluice.graph @g_forward(%x: !sluice.tensor<[j=4], f32> {sluice.name = "x"})
+        -> (!sluice.tensor<[j=4], f32> {sluice.name = "y"},
+            !sluice.tensor<[j=4], f32> {sluice.name = "saved.h"}) {
+      %h = sluice.relayout %x {sluice.name = "h"} : !sluice.tensor<[j=4], f32> -> !sluice.tensor<[j=4], f32>
+      %t = sluice.relayout %x {sluice.name = "t"} : !sluice.tensor<[j=4], f32> -> !sluice.tensor<[j=4], f32>
+      %y = sluice.relayout %t {sluice.name = "out"} : !sluice.tensor<[j=4], f32> -> !sluice.tensor<[j=4], f32>
+      sluice.return %y, %h : !sluice.tensor<[j=4], f32>, !sluice.tensor<[j=4], f32>
+    }
+    sluice.graph @g_backward(%sh: !sluice.tensor<[j=4], f32> {sluice.name = "saved.h"},
+                             %dy: !sluice.tensor<[j=4], f32> {sluice.name = "dy"})
+        -> (!sluice.tensor<[j=4], f32> {sluice.name = "d_x"})
+        attributes {phase = #sluice<phase backward>} {
+      %d = sluice.relayout %dy {sluice.name = "d"} : !sluice.tensor<[j=4], f32> -> !sluice.tensor<[j=4], f32>
+      sluice.return %d : !sluice.tensor<[j=4], f32>
+    })mlir");
+  ASSERT_TRUE(module);
+  FailureOr<MemoryPlan> plan = planMemory(*module);
+  ASSERT_TRUE(succeeded(plan));
+  expectValid(*plan);
+  const ArenaBuffer *saved = find(*plan, "saved.h"), *t = find(*plan, "t");
+  ASSERT_TRUE(saved && t);
+  EXPECT_EQ(saved->lastStep, stepOf(*plan, "g_forward", "out"));
+  EXPECT_NE(saved->offset, t->offset);
+}
+
+// Bit-packed kernel results take one bit per element; every offset is a
+// multiple of 256 even when sizes are not.
+TEST_F(MemoryPlanTest, PackedResultsAndAlignment) {
+  OwningOpRef<ModuleOp> module = parse(R"mlir(
+    sluice.graph @g(%x: !sluice.tensor<[j=3, i=5], f16> {sluice.name = "x"})
+        -> (!sluice.tensor<[j=3, i=5], f16> {sluice.name = "y"}) {
+      %m, %c = sluice.kernel () {kind = #sluice<kernel_kind fused>, members = ["mask", "copy"], packed = array<i64: 0>, sluice.name = "k0"}
+          : () -> (!sluice.tensor<[j=3, i=5], f16>, !sluice.tensor<[j=3, i=5], f32>) {
+        %mm = sluice.random_mask {probability = 0.1 : f64, stream = 1 : i64} : !sluice.tensor<[j=3, i=5], f16>
+        %cc = sluice.random_mask {probability = 0.1 : f64, stream = 2 : i64} : !sluice.tensor<[j=3, i=5], f32>
+        sluice.kernel_yield %mm, %cc : !sluice.tensor<[j=3, i=5], f16>, !sluice.tensor<[j=3, i=5], f32>
+      }
+      %y = sluice.kernel (%x, %m, %c) {kind = #sluice<kernel_kind fused>, members = ["apply"], sluice.name = "k1"}
+          : (!sluice.tensor<[j=3, i=5], f16>, !sluice.tensor<[j=3, i=5], f16>, !sluice.tensor<[j=3, i=5], f32>) -> !sluice.tensor<[j=3, i=5], f16> {
+      ^bb0(%xa: !sluice.tensor<[j=3, i=5], f16>, %ma: !sluice.tensor<[j=3, i=5], f16>, %ca: !sluice.tensor<[j=3, i=5], f32>):
+        %r = sluice.map (%xa, %ma, %ca) : (!sluice.tensor<[j=3, i=5], f16>, !sluice.tensor<[j=3, i=5], f16>, !sluice.tensor<[j=3, i=5], f32>) -> !sluice.tensor<[j=3, i=5], f16> {
+        ^bb0(%u: f32, %v: f32, %w: f32):
+          %p = arith.mulf %u, %v : f32
+          %q = arith.mulf %p, %w : f32
+          sluice.yield %q : f32
+        }
+        sluice.kernel_yield %r : !sluice.tensor<[j=3, i=5], f16>
+      }
+      sluice.return %y : !sluice.tensor<[j=3, i=5], f16>
+    })mlir");
+  ASSERT_TRUE(module);
+  FailureOr<MemoryPlan> plan = planMemory(*module);
+  ASSERT_TRUE(succeeded(plan));
+  expectValid(*plan);
+  const ArenaBuffer *mask = find(*plan, "k0#0"), *copy = find(*plan, "k0#1");
+  ASSERT_TRUE(mask && copy);
+  const uint64_t elements = 3 * 5;
+  EXPECT_EQ(mask->bytes, (elements + 7) / 8);
+  EXPECT_EQ(copy->bytes, elements * sizeof(float));
+  EXPECT_EQ(mask->alignedBytes, plan->alignment);
+  EXPECT_EQ(copy->alignedBytes, plan->alignment);
+  EXPECT_EQ(plan->peakBytes, 2 * plan->alignment);
+  EXPECT_NE(mask->offset, copy->offset);
+}
+
+// Sizes that overflow 64 bits are diagnosed at the op, never wrapped.
+TEST_F(MemoryPlanTest, OverflowIsAnError) {
+  OwningOpRef<ModuleOp> module = parse(R"mlir(
+    sluice.graph @g(%x: !sluice.tensor<[a=1073741824, b=2147483648], f32> {sluice.name = "x"})
+        -> (!sluice.tensor<[a=1073741824, b=2147483648], f32> {sluice.name = "y"}) {
+      %p = sluice.relayout %x {sluice.name = "p"} : !sluice.tensor<[a=1073741824, b=2147483648], f32> -> !sluice.tensor<[a=1073741824, b=2147483648], f32>
+      %q = sluice.relayout %x {sluice.name = "q"} : !sluice.tensor<[a=1073741824, b=2147483648], f32> -> !sluice.tensor<[a=1073741824, b=2147483648], f32>
+      %y = sluice.residual_add %p, %q {sluice.name = "y"} : (!sluice.tensor<[a=1073741824, b=2147483648], f32>, !sluice.tensor<[a=1073741824, b=2147483648], f32>) -> !sluice.tensor<[a=1073741824, b=2147483648], f32>
+      sluice.return %y : !sluice.tensor<[a=1073741824, b=2147483648], f32>
+    }
+    sluice.graph @h(%x: !sluice.tensor<[a=4294967296, b=4294967296], f32> {sluice.name = "x"})
+        -> (!sluice.tensor<[a=4294967296, b=4294967296], f32> {sluice.name = "y"}) {
+      %p = sluice.relayout %x {sluice.name = "p"} : !sluice.tensor<[a=4294967296, b=4294967296], f32> -> !sluice.tensor<[a=4294967296, b=4294967296], f32>
+      %y = sluice.relayout %p {sluice.name = "y"} : !sluice.tensor<[a=4294967296, b=4294967296], f32> -> !sluice.tensor<[a=4294967296, b=4294967296], f32>
+      sluice.return %y : !sluice.tensor<[a=4294967296, b=4294967296], f32>
+    })mlir");
+  ASSERT_TRUE(module);
+  std::string messages;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diagnostic) {
+    messages += diagnostic.str() + "\n";
+    return success();
+  });
+  // @h's tensor alone needs 2^66 bytes: the op that makes it is named.
+  EXPECT_TRUE(failed(planMemory(*module)));
+  EXPECT_NE(messages.find("result #0"), std::string::npos) << messages;
+  EXPECT_NE(messages.find("needs more than 2^64 bytes"), std::string::npos)
+      << messages;
+  // Without @h: p and q, 2^63 bytes each, are live together.
+  (*std::next(module->getOps<GraphOp>().begin())).erase();
+  messages.clear();
+  EXPECT_TRUE(failed(planMemory(*module)));
+  EXPECT_NE(messages.find("more than 2^64 bytes"), std::string::npos)
+      << messages;
+}
+
+/// BERT-large training (batch 8, seq 512, f16), unfused: every invariant,
+/// checked over every pair of buffers and every use.
+TEST_F(MemoryPlanTest, BertLargeTrainingPlanIsValid) {
+  LayerSpec spec;
+  spec.name = "bert-large";
+  spec.training = true;
+  spec.dims = {8, 512, 16, 64, 1024, 4096};
+  spec.dtype = DType::F16;
+  spec.dropout = {0.1, 0.1, 0.1};
+  OwningOpRef<ModuleOp> module =
+      buildEncoderGraph(context, spec, UnknownLoc::get(&context));
+  ASSERT_TRUE(module);
+  PassManager pm(&context);
+  PipelineOptions options;
+  options.training = true;
+  buildSluicePipeline(pm, options);
+  ASSERT_TRUE(succeeded(pm.run(*module)));
+  FailureOr<MemoryPlan> plan = planMemory(*module);
+  ASSERT_TRUE(succeeded(plan));
+  expectValid(*plan);
+  EXPECT_LT(plan->peakBytes, plan->bytesWithoutReuse);
+  // Every saved intermediate outlives the forward graph and reaches into the
+  // backward one; every other buffer lives in one graph.
+  unsigned backwardStart = plan->steps.size();
+  for (unsigned step = 0; step < plan->steps.size(); ++step)
+    if (plan->steps[step]->getParentOfType<GraphOp>().getPhase() ==
+        Phase::backward) {
+      backwardStart = step;
+      break;
+    }
+  unsigned numSaved = 0;
+  for (const ArenaBuffer &buffer : plan->buffers) {
+    auto producer =
+        buffer.values.front().getDefiningOp()->getParentOfType<GraphOp>();
+    auto last = plan->steps[buffer.lastStep]->getParentOfType<GraphOp>();
+    if (buffer.saved) {
+      ++numSaved;
+      EXPECT_LT(buffer.firstStep, backwardStart) << buffer.name;
+      EXPECT_GE(buffer.lastStep, backwardStart) << buffer.name;
+      EXPECT_GE(buffer.values.size(), 2u) << buffer.name;
+    } else {
+      EXPECT_EQ(producer, last) << buffer.name;
+    }
+  }
+  EXPECT_GT(numSaved, 0u);
+}
+
+} // namespace
