@@ -19,3 +19,22 @@ llvm_config.with_system_environment(["HOME", "PATH"])
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(["sluice-opt", "sluicec"], [config.sluice_tools_dir])
+
+# Compile tests (test/Compile): `nvcc` when the CUDA compiler is there,
+# `gpu` when nvidia-smi lists a GPU (tests needing one are UNSUPPORTED
+# elsewhere).
+import shutil
+import subprocess
+llvm_config.with_system_environment(["SLUICE_NVCC", "SLUICE_CXX", "TMPDIR"])
+_nvcc = (os.environ.get("SLUICE_NVCC") or shutil.which("nvcc") or
+         ("/usr/local/cuda/bin/nvcc"
+          if os.access("/usr/local/cuda/bin/nvcc", os.X_OK) else None))
+if _nvcc:
+    config.available_features.add("nvcc")
+try:
+    _smi = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True,
+                          timeout=30)
+    if _smi.returncode == 0 and "GPU " in _smi.stdout:
+        config.available_features.add("gpu")
+except (OSError, subprocess.SubprocessError):
+    pass

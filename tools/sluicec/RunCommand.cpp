@@ -1,21 +1,29 @@
 //===- RunCommand.cpp - `sluicec run` -------------------------------------===//
 //
-// sluicec run SPEC|GRAPH --inputs DIR --outputs DIR [--backend reference]
-//                        [--seed N] [--precision f64|f32]
+// sluicec run SPEC|GRAPH --inputs DIR --outputs DIR [--seed N]
+//            [--backend reference [--precision f64|f32]]
+//            [--backend cpu [--module DIR/lib<name>_cpu.so]]
 //
 // Reads the boundary tensors as DIR/<name>.npy, runs the layer (forward, and
 // backward for training layers) and writes y.npy and every d_<name>.npy.
+// The reference backend interprets the graph; the cpu backend runs the
+// emitted C++ module (compiled into a temporary directory unless --module
+// names one) through its generic C entry points.
 //
 //===----------------------------------------------------------------------===//
 
 #include "RunCommand.h"
 
+#include "sluice/Codegen/LoadedModule.h"
+#include "sluice/Pipeline/CompileModule.h"
 #include "sluice/Pipeline/OutputFiles.h"
 #include "sluice/Pipeline/Pipeline.h"
 #include "sluice/Pipeline/Run.h"
+#include "sluice/Pipeline/RunCompiled.h"
 #include "sluice/Support/Npy.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -26,7 +34,8 @@ namespace cl = llvm::cl;
 using namespace mlir::sluice;
 
 llvm::cl::SubCommand mlir::sluice::runSubCommand(
-    "run", "Run a layer on .npy inputs with the reference interpreter");
+    "run", "Run a layer on .npy inputs with the reference interpreter or "
+           "the compiled CPU module");
 
 static cl::opt<std::string> runInput(cl::Positional, cl::Required,
                                      cl::desc("<spec.json | graph.mlir>"),
@@ -39,10 +48,17 @@ static cl::opt<std::string>
     outputsDir("outputs", cl::Required,
                cl::desc("Directory to write <name>.npy outputs into"),
                cl::value_desc("dir"), cl::sub(runSubCommand));
-static cl::opt<std::string> backend("backend",
-                                    cl::desc("Execution backend: reference"),
-                                    cl::init("reference"),
-                                    cl::sub(runSubCommand));
+static cl::opt<std::string>
+    backend("backend",
+            cl::desc("Execution backend: reference (the interpreter) or cpu "
+                     "(the emitted C++ module)"),
+            cl::init("reference"), cl::sub(runSubCommand));
+static cl::opt<std::string>
+    modulePath("module",
+               cl::desc("With --backend cpu: a lib<name>_cpu.so written by "
+                        "`sluicec --compile` for this layer (default: "
+                        "compile one into a temporary directory)"),
+               cl::value_desc("path"), cl::sub(runSubCommand));
 static cl::opt<uint64_t> seed("seed", cl::desc("Dropout RNG seed"), cl::init(0),
                               cl::sub(runSubCommand));
 static cl::opt<std::string>
@@ -67,12 +83,62 @@ static std::set<std::string> listNpyFiles(llvm::StringRef dir) {
   return names;
 }
 
+/// The layer's name: the spec's, or the forward graph's.
+static std::string getLayerName(Compilation &compilation) {
+  if (compilation.spec)
+    return compilation.spec->name;
+  for (GraphOp graph : compilation.module->getOps<GraphOp>())
+    if (graph.getPhase() == Phase::forward)
+      return graph.getSymName().str();
+  return "layer";
+}
+
+/// Runs the layer with its CPU module: --module, or one compiled into a
+/// temporary directory that is removed afterwards.
+static llvm::Expected<std::vector<NamedArray>>
+runOnCpu(Compilation &compilation, llvm::ArrayRef<NamedArray> inputs) {
+  std::string library = modulePath;
+  llvm::SmallString<128> scratch;
+  llvm::scope_exit removeScratch([&] {
+    if (!scratch.empty())
+      llvm::sys::fs::remove_directories(scratch);
+  });
+  if (library.empty()) {
+    if (std::error_code code =
+            llvm::sys::fs::createUniqueDirectory("sluice-run", scratch))
+      return llvm::createStringError(
+          code, "cannot create a temporary build directory: " +
+                    code.message());
+    llvm::Expected<std::string> built = buildCpuLibrary(
+        *compilation.module, getLayerName(compilation), scratch);
+    if (!built)
+      return built.takeError();
+    library = *built;
+  }
+  llvm::Expected<std::unique_ptr<LoadedModule>> loaded =
+      LoadedModule::load(library);
+  if (!loaded)
+    return loaded.takeError();
+  return runCompiledModule(*compilation.module, **loaded, inputs, seed);
+}
+
 namespace mlir::sluice {
 llvm::LogicalResult runCommand() {
-  if (backend != "reference")
-    return fail("unknown backend '" + backend + "'; available: reference");
+  bool cpu = backend == "cpu";
+  if (backend != "reference" && !cpu)
+    return fail("unknown backend '" + backend +
+                "'; available: reference, cpu");
   if (precision != "f64" && precision != "f32")
     return fail("unknown precision '" + precision + "'; use f64 or f32");
+  if (cpu && precision.getNumOccurrences() && precision != "f32")
+    return fail("--precision " + precision +
+                " applies to the reference backend; the cpu backend "
+                "computes in f32 on tensors of the layer's dtype");
+  if (!cpu && modulePath.getNumOccurrences())
+    return fail("--module applies to --backend cpu only");
+  if (cpu && modulePath.getNumOccurrences() &&
+      !llvm::sys::fs::is_regular_file(modulePath))
+    return fail("cannot read module '" + modulePath + "': no such file");
   if (!llvm::sys::fs::is_directory(inputsDir))
     return fail("cannot read inputs directory '" + inputsDir +
                 "': not a directory");
@@ -87,7 +153,7 @@ llvm::LogicalResult runCommand() {
   });
 
   mlir::sluice::PipelineOptions options;
-  options.computeType = precision.getValue();
+  options.computeType = cpu ? "f32" : precision.getValue();
   mlir::FailureOr<mlir::sluice::Compilation> compilation =
       mlir::sluice::compile(context, runInput, options);
   if (mlir::failed(compilation))
@@ -116,16 +182,20 @@ llvm::LogicalResult runCommand() {
     return fail("unexpected input '" + *present.begin() + ".npy' in '" +
                 inputsDir + "': this layer takes no tensor of that name");
 
-  InterpreterOptions interpreterOptions;
-  interpreterOptions.precision =
-      precision == "f64" ? Precision::F64 : Precision::F32;
-  interpreterOptions.seed = seed;
   llvm::Expected<std::vector<NamedArray>> outputs =
-      runModule(*compilation->module, inputs, interpreterOptions);
+      cpu ? runOnCpu(*compilation, inputs)
+          : runModule(*compilation->module, inputs, [] {
+              InterpreterOptions interpreterOptions;
+              interpreterOptions.precision =
+                  precision == "f64" ? Precision::F64 : Precision::F32;
+              interpreterOptions.seed = seed;
+              return interpreterOptions;
+            }());
   if (!outputs)
     return fail(llvm::toString(outputs.takeError()));
 
-  NpyDType outputType = precision == "f64" ? NpyDType::F64 : NpyDType::F32;
+  NpyDType outputType =
+      !cpu && precision == "f64" ? NpyDType::F64 : NpyDType::F32;
   std::vector<OutputFile> files;
   for (const NamedArray &output : *outputs) {
     llvm::Expected<std::string> bytes =

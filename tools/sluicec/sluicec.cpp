@@ -1,17 +1,20 @@
 //===- sluicec.cpp - the Sluice compiler driver ---------------------------===//
 //
-// sluicec SPEC.json|GRAPH.mlir [-o DIR]
+// sluicec SPEC.json|GRAPH.mlir [-o DIR] [--compile [--no-cuda] [--no-cpu]]
 // sluicec run SPEC.json|GRAPH.mlir --inputs DIR --outputs DIR … (RunCommand)
 //
 // Parses options, runs the pipeline (lib/Pipeline) and writes DIR/graph.mlir,
-// DIR/report.json and DIR/report.md all or nothing, then prints a summary
-// table. Every error names the file and what was wrong, exits with status 1
-// and writes nothing.
+// DIR/report.json and DIR/report.md (with --compile also the emitted CUDA and
+// C++ modules and their shared libraries, lib/Pipeline/CompileModule) all or
+// nothing, then prints a summary table. Every error names the file and what
+// was wrong, exits with status 1 and writes nothing.
 //
 //===----------------------------------------------------------------------===//
 
 #include "RunCommand.h"
 
+#include "sluice/Codegen/Emit.h"
+#include "sluice/Pipeline/CompileModule.h"
 #include "sluice/Pipeline/OutputFiles.h"
 #include "sluice/Pipeline/Pipeline.h"
 #include "sluice/Report/Report.h"
@@ -34,7 +37,7 @@ static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
 static cl::opt<std::string> outputDir("o", cl::desc("Output directory"),
                                       cl::value_desc("dir"), cl::init("out"),
                                       cl::sub(cl::SubCommand::getTopLevel()));
-enum class EmitAction { Report, InputIR, IR };
+enum class EmitAction { Report, InputIR, IR, Cuda, Cpp };
 static cl::opt<EmitAction> emitAction(
     "emit", cl::desc("What to produce"), cl::init(EmitAction::Report),
     cl::values(clEnumValN(EmitAction::Report, "report",
@@ -45,8 +48,32 @@ static cl::opt<EmitAction> emitAction(
                           "before any pass, to stdout; write nothing"),
                clEnumValN(EmitAction::IR, "ir",
                           "print the module after the pipeline to stdout; "
+                          "write nothing"),
+               clEnumValN(EmitAction::Cuda, "cuda",
+                          "print the emitted CUDA source to stdout; write "
+                          "nothing"),
+               clEnumValN(EmitAction::Cpp, "cpp",
+                          "print the emitted portable C++ source to stdout; "
                           "write nothing")),
     cl::sub(cl::SubCommand::getTopLevel()));
+static cl::opt<bool>
+    compileModules("compile",
+                   cl::desc("Also emit the CUDA and CPU modules into the "
+                            "output directory and compile them into "
+                            "lib<name>.so (nvcc) and lib<name>_cpu.so (host "
+                            "C++ compiler)"),
+                   cl::sub(cl::SubCommand::getTopLevel()));
+static cl::opt<bool> noCuda("no-cuda",
+                            cl::desc("With --compile: skip the CUDA module"),
+                            cl::sub(cl::SubCommand::getTopLevel()));
+static cl::opt<bool> noCpu("no-cpu",
+                           cl::desc("With --compile: skip the CPU module"),
+                           cl::sub(cl::SubCommand::getTopLevel()));
+static cl::opt<std::string>
+    cudaArch("cuda-arch",
+             cl::desc("With --compile: the CUDA architecture to compile for "
+                      "(default: the spec's \"target\", else sm_80)"),
+             cl::value_desc("sm_XX"), cl::sub(cl::SubCommand::getTopLevel()));
 static cl::opt<bool> quiet("quiet", cl::desc("Do not print the summary table"),
                            cl::sub(cl::SubCommand::getTopLevel()));
 
@@ -78,6 +105,17 @@ static LogicalResult printDiagnostic(Diagnostic &diag) {
 }
 
 static LogicalResult compileToDirectory() {
+  if ((noCuda || noCpu || cudaArch.getNumOccurrences()) && !compileModules) {
+    llvm::errs() << "sluicec: error: --no-cuda, --no-cpu and --cuda-arch "
+                    "only apply with --compile\n";
+    return failure();
+  }
+  if (compileModules && emitAction != EmitAction::Report) {
+    llvm::errs() << "sluicec: error: --compile writes into the output "
+                    "directory; it does not combine with --emit=input-ir or "
+                    "--emit=ir\n";
+    return failure();
+  }
   DialectRegistry registry;
   registerSluiceDialects(registry);
   MLIRContext context(registry);
@@ -99,10 +137,25 @@ static LogicalResult compileToDirectory() {
     compilation->module->print(llvm::outs());
     return success();
   }
+  if (emitAction == EmitAction::Cuda || emitAction == EmitAction::Cpp) {
+    FailureOr<EmittedModule> emitted = emitModule(
+        *compilation->module,
+        emitAction == EmitAction::Cuda ? EmitTarget::Cuda : EmitTarget::Cpu,
+        compilation->spec ? StringRef(compilation->spec->name)
+                          : defaultModuleName(*compilation->module));
+    if (failed(emitted))
+      return failure();
+    for (const EmittedFile &file : emitted->files)
+      if (file.name == emitted->sourceFile)
+        llvm::outs() << file.contents;
+    return success();
+  }
 
   ReportContext reportContext;
   reportContext.inputPath = inputPath;
   reportContext.spec = compilation->spec;
+  if (compilation->memoryPlan)
+    reportContext.memoryPlan = &*compilation->memoryPlan;
   if (compilation->spec)
     reportContext.name = compilation->spec->name;
   else if (auto graphs = compilation->module->getOps<GraphOp>();
@@ -117,6 +170,24 @@ static LogicalResult compileToDirectory() {
       {"report.json", renderJsonReport(compilation->counts, reportContext)},
       {"report.md", renderMarkdownReport(compilation->counts, reportContext)},
   };
+  if (compileModules) {
+    CompileOptions compileOptions;
+    compileOptions.cuda = !noCuda;
+    compileOptions.cpu = !noCpu;
+    if (compilation->spec)
+      compileOptions.arch = compilation->spec->target;
+    if (cudaArch.getNumOccurrences())
+      compileOptions.arch = cudaArch;
+    llvm::Expected<std::vector<OutputFile>> modules = compileModule(
+        *compilation->module, reportContext.name, compileOptions);
+    if (!modules) {
+      llvm::errs() << "sluicec: error: " << llvm::toString(modules.takeError())
+                   << "\n";
+      return failure();
+    }
+    for (OutputFile &file : *modules)
+      files.push_back(std::move(file));
+  }
   if (llvm::Error error = writeOutputFiles(outputDir, files)) {
     llvm::errs() << "sluicec: error: " << llvm::toString(std::move(error))
                  << "\n";
@@ -124,9 +195,10 @@ static LogicalResult compileToDirectory() {
   }
   if (!quiet) {
     llvm::outs() << renderSummaryTable(compilation->counts, reportContext);
-    llvm::outs() << "\nwrote " << outputDir
-                 << "/{graph.mlir, report.json, "
-                    "report.md}\n";
+    llvm::outs() << "\nwrote " << outputDir << "/{";
+    for (auto [index, file] : llvm::enumerate(files))
+      llvm::outs() << (index ? ", " : "") << file.name;
+    llvm::outs() << "}\n";
   }
   return success();
 }

@@ -1,0 +1,55 @@
+//===- CompileModule.h - emit and compile a layer's modules -----*- C++ -*-===//
+//
+// `sluicec --compile`: emits the CUDA and the portable C++ module of a
+// compiled layer and builds each into a shared library (nvcc and the host
+// compiler, sluice/Codegen/Toolchain.h), in a private temporary directory.
+// Nothing is written to the output directory here: the caller gets every
+// file (sources, headers, runtime headers, libraries) and writes them all or
+// nothing with writeOutputFiles. docs/Compile.md describes the result.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SLUICE_PIPELINE_COMPILEMODULE_H
+#define SLUICE_PIPELINE_COMPILEMODULE_H
+
+#include "sluice/Pipeline/OutputFiles.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::sluice {
+
+struct CompileOptions {
+  /// Emit <name>.cu and build lib<name>.so with nvcc.
+  bool cuda = true;
+  /// Emit <name>_cpu.cpp and build lib<name>_cpu.so with the host compiler.
+  bool cpu = true;
+  /// The CUDA architecture ("sm_80", "sm_90"): nvcc -arch.
+  std::string arch = "sm_80";
+};
+
+/// The file name of the CUDA library of module `name` (lib<name>.so).
+std::string getCudaLibraryName(llvm::StringRef name);
+/// The file name of the CPU library of module `name` (lib<name>_cpu.so).
+std::string getCpuLibraryName(llvm::StringRef name);
+
+/// Emits and compiles `module` (the pipeline's output) as `name`. Emitter
+/// errors are reported as diagnostics on the module and turn into an error
+/// that says which target failed; tool errors quote the compiler's output.
+llvm::Expected<std::vector<OutputFile>>
+compileModule(mlir::ModuleOp module, llvm::StringRef name,
+              const CompileOptions &options);
+
+/// Emits and compiles only the CPU module of `module` into `directory` (an
+/// existing directory) and returns the library's path: what
+/// `sluicec run --backend cpu` loads when no --module is given.
+llvm::Expected<std::string> buildCpuLibrary(mlir::ModuleOp module,
+                                            llvm::StringRef name,
+                                            llvm::StringRef directory);
+
+} // namespace mlir::sluice
+
+#endif // SLUICE_PIPELINE_COMPILEMODULE_H

@@ -1,0 +1,199 @@
+//===- LoadedModule.cpp - a compiled module opened with dlopen ------------===//
+
+#include "sluice/Codegen/LoadedModule.h"
+
+#include "llvm/ADT/Twine.h"
+
+#include <dlfcn.h>
+
+using namespace llvm;
+
+namespace {
+/// sluice_tensor_info of sluice_runtime.h, the layout every module exports.
+struct TensorInfoABI {
+  const char *name;
+  int dtype;
+  int rank;
+  const int64_t *dims;
+  int is_output;
+};
+} // namespace
+
+struct mlir::sluice::LoadedModule::EntryPoints {
+  const char *(*moduleName)();
+  int (*numPhases)();
+  int (*numTensors)(int);
+  const TensorInfoABI *(*tensor)(int, int);
+  int (*create)(void **);
+  void (*destroy)(void *);
+  const char *(*lastError)(const void *);
+  int (*run)(void *, int, void *const *, uint64_t, void *);
+};
+
+static Error makeError(const Twine &message) {
+  return createStringError(inconvertibleErrorCode(), message);
+}
+
+/// The name of a sluice_runtime.h status code.
+static std::string statusName(int status) {
+  switch (status) {
+  case 1:
+    return "SLUICE_ERROR_CUDA";
+  case 2:
+    return "SLUICE_ERROR_CUBLAS";
+  case 3:
+    return "SLUICE_ERROR_ALLOC";
+  case 4:
+    return "SLUICE_ERROR_ARGUMENT";
+  case 5:
+    return "SLUICE_ERROR_UNSUPPORTED";
+  default:
+    return "status " + std::to_string(status);
+  }
+}
+
+namespace mlir::sluice {
+
+unsigned getByteWidth(ModuleDType dtype) {
+  return dtype == ModuleDType::F32 ? 4 : 2;
+}
+
+StringRef stringifyModuleDType(ModuleDType dtype) {
+  switch (dtype) {
+  case ModuleDType::F32:
+    return "f32";
+  case ModuleDType::F16:
+    return "f16";
+  case ModuleDType::BF16:
+    return "bf16";
+  }
+  return "?";
+}
+
+int64_t ModuleTensor::getNumElements() const {
+  int64_t count = 1;
+  for (int64_t size : dims)
+    count *= size;
+  return count;
+}
+
+void *LoadedModule::lookup(StringRef symbol) const {
+  return handle ? dlsym(handle, symbol.str().c_str()) : nullptr;
+}
+
+Expected<std::unique_ptr<LoadedModule>> LoadedModule::load(StringRef path) {
+  std::unique_ptr<LoadedModule> module(new LoadedModule());
+  module->path = path.str();
+  // RTLD_LOCAL: two modules (or a module and the CUDA one) may export the
+  // same generic names.
+  module->handle = dlopen(module->path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!module->handle) {
+    const char *reason = dlerror();
+    return makeError("cannot load module '" + path +
+                     "': " + (reason ? reason : "dlopen failed"));
+  }
+  auto entry = std::make_unique<EntryPoints>();
+  auto resolve = [&](auto &slot, const char *symbol) -> Error {
+    void *address = module->lookup(symbol);
+    if (!address)
+      return makeError("module '" + path + "' does not export '" + symbol +
+                       "': not a sluicec module");
+    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(address);
+    return Error::success();
+  };
+  if (Error error = resolve(entry->moduleName, "sluice_module_name"))
+    return std::move(error);
+  if (Error error = resolve(entry->numPhases, "sluice_num_phases"))
+    return std::move(error);
+  if (Error error = resolve(entry->numTensors, "sluice_num_tensors"))
+    return std::move(error);
+  if (Error error = resolve(entry->tensor, "sluice_tensor"))
+    return std::move(error);
+  if (Error error = resolve(entry->create, "sluice_create"))
+    return std::move(error);
+  if (Error error = resolve(entry->destroy, "sluice_destroy"))
+    return std::move(error);
+  if (Error error = resolve(entry->lastError, "sluice_last_error"))
+    return std::move(error);
+  if (Error error = resolve(entry->run, "sluice_run"))
+    return std::move(error);
+  module->entry = std::move(entry);
+  EntryPoints &abi = *module->entry;
+
+  const char *name = abi.moduleName();
+  module->name = name ? name : "";
+  int numPhases = abi.numPhases();
+  if (numPhases != 1 && numPhases != 2)
+    return makeError("module '" + path + "' declares " + Twine(numPhases) +
+                     " phases; expected 1 (inference) or 2 (training)");
+  for (int phase = 0; phase < numPhases; ++phase) {
+    std::vector<ModuleTensor> &tensors = module->phases.emplace_back();
+    int count = abi.numTensors(phase);
+    if (count < 0)
+      return makeError("module '" + path + "' declares " + Twine(count) +
+                       " tensors in phase " + Twine(phase));
+    for (int index = 0; index < count; ++index) {
+      const TensorInfoABI *info = abi.tensor(phase, index);
+      std::string where = ("module '" + path + "': tensor " + Twine(index) +
+                           " of phase " + Twine(phase))
+                              .str();
+      if (!info || !info->name)
+        return makeError(where + " has no description");
+      if (info->dtype < 0 || info->dtype > 2)
+        return makeError(where + " ('" + info->name + "') has dtype code " +
+                         Twine(info->dtype) + "; expected 0, 1 or 2");
+      if (info->rank < 0 || (info->rank > 0 && !info->dims))
+        return makeError(where + " ('" + info->name + "') has no valid dims");
+      ModuleTensor tensor;
+      tensor.name = info->name;
+      tensor.dtype = static_cast<ModuleDType>(info->dtype);
+      tensor.dims.assign(info->dims, info->dims + info->rank);
+      tensor.isOutput = info->is_output != 0;
+      for (int64_t size : tensor.dims)
+        if (size <= 0)
+          return makeError(where + " ('" + tensor.name +
+                           "') has a non-positive size");
+      tensors.push_back(std::move(tensor));
+    }
+  }
+
+  void *context = nullptr;
+  int status = abi.create(&context);
+  if (status != 0 || !context) {
+    std::string detail =
+        context ? abi.lastError(context) : std::string("no context");
+    if (context)
+      abi.destroy(context);
+    return makeError("module '" + path + "': sluice_create failed with " +
+                     statusName(status) + ": " + detail);
+  }
+  module->context = context;
+  return std::move(module);
+}
+
+LoadedModule::~LoadedModule() {
+  if (context && entry)
+    entry->destroy(context);
+  if (handle)
+    dlclose(handle);
+}
+
+Error LoadedModule::run(unsigned phase, ArrayRef<void *> tensors,
+                        uint64_t seed, void *stream) {
+  if (phase >= phases.size())
+    return makeError("module '" + name + "' has no phase " + Twine(phase));
+  if (tensors.size() != phases[phase].size())
+    return makeError("module '" + name + "' phase " + Twine(phase) +
+                     " takes " + Twine(phases[phase].size()) +
+                     " tensors, given " + Twine(tensors.size()));
+  int status = entry->run(context, static_cast<int>(phase), tensors.data(),
+                          seed, stream);
+  if (status == 0)
+    return Error::success();
+  const char *detail = entry->lastError(context);
+  return makeError("module '" + name + "' " +
+                   (phase == 0 ? "forward" : "backward") + " failed with " +
+                   statusName(status) + ": " + (detail ? detail : ""));
+}
+
+} // namespace mlir::sluice
