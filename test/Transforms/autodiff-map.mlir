@@ -1,4 +1,4 @@
-// RUN: sluice-opt --sluice-autodiff=compute-type=f64 %s | FileCheck %s
+// RUN: sluice-opt --sluice-autodiff=compute-type=f64 %s | %strip-origins | FileCheck %s
 
 // A map broadcasting c over j and writing another layout: d_c is summed over
 // j (in f32) and d_x is relaid out to x's layout. Residual adds pass the

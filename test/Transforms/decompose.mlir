@@ -1,10 +1,10 @@
 // --sluice-decompose replaces every composite by the primitives it stands for
 // (SluiceDecompositions.cpp); the output must verify and contain no
 // composite.
-// RUN: sluice-opt %s --sluice-decompose | FileCheck %s
-// RUN: sluice-opt %s --sluice-decompose | sluice-opt | FileCheck %s
-// RUN: sluice-opt %s --sluice-decompose | FileCheck %s --check-prefix=NONE
-// RUN: sluice-opt %s --sluice-decompose=compute-type=f64 | FileCheck %s --check-prefix=F64
+// RUN: sluice-opt %s --sluice-decompose | %strip-origins | FileCheck %s
+// RUN: sluice-opt %s --sluice-decompose | %strip-origins | sluice-opt | FileCheck %s
+// RUN: sluice-opt %s --sluice-decompose | %strip-origins | FileCheck %s --check-prefix=NONE
+// RUN: sluice-opt %s --sluice-decompose=compute-type=f64 | %strip-origins | FileCheck %s --check-prefix=F64
 
 // NONE-NOT: {{= (sluice\.)?(bias_add|residual_add|softmax|layernorm|relu|gelu|gelu_tanh|dropout|causal_mask) }}
 
