@@ -117,5 +117,9 @@ FailureOr<Compilation> mlir::sluice::compile(MLIRContext &context,
   if (failed(counts))
     return failure();
   result->counts = std::move(*counts);
+  FailureOr<MemoryPlan> memoryPlan = planMemory(*result->module);
+  if (failed(memoryPlan))
+    return failure();
+  result->memoryPlan = std::move(*memoryPlan);
   return result;
 }

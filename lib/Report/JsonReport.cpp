@@ -77,6 +77,22 @@ std::string mlir::sluice::renderJsonReport(const ModuleCounts &counts,
     byPhase[stringifyPhase(phase).str()] = std::move(phaseTotals);
   }
   totals["by_phase"] = std::move(byPhase);
+  if (const MemoryPlan *plan = context.memoryPlan) {
+    totals["peak_bytes"] = plan->peakBytes;
+    totals["arena_bytes_without_reuse"] = plan->bytesWithoutReuse;
+    totals["arena_lower_bound_bytes"] = plan->maxLiveBytes;
+  }
   report["totals"] = std::move(totals);
+  if (const MemoryPlan *plan = context.memoryPlan) {
+    json arena = json::array();
+    for (const ArenaBuffer &buffer : plan->buffers)
+      arena.push_back({{"name", buffer.name},
+                       {"offset", buffer.offset},
+                       {"bytes", buffer.bytes},
+                       {"first_step", buffer.firstStep},
+                       {"last_step", buffer.lastStep},
+                       {"saved", buffer.saved}});
+    report["arena"] = std::move(arena);
+  }
   return report.dump(2) + "\n";
 }

@@ -2,6 +2,7 @@
 
 #include "sluice/Report/Report.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -16,6 +17,16 @@ std::string mlir::sluice::formatWithSeparators(uint64_t value) {
     result += digits[i];
   }
   return result;
+}
+
+std::string mlir::sluice::describeMemoryPlan(const MemoryPlan &plan) {
+  unsigned numSaved = llvm::count_if(
+      plan.buffers, [](const ArenaBuffer &buffer) { return buffer.saved; });
+  return "arena: " + formatWithSeparators(plan.peakBytes) +
+         " bytes peak (" + formatWithSeparators(plan.bytesWithoutReuse) +
+         " without reuse, " + formatWithSeparators(plan.maxLiveBytes) +
+         " live at most), " + std::to_string(plan.buffers.size()) +
+         " buffers, " + std::to_string(numSaved) + " saved";
 }
 
 std::string mlir::sluice::describeSpec(const LayerSpec &spec) {
@@ -104,6 +115,8 @@ std::string mlir::sluice::renderSummaryTable(const ModuleCounts &counts,
              formatWithSeparators(row.cost.bytesRead),
              formatWithSeparators(row.cost.bytesWritten));
   }
+  if (context.memoryPlan)
+    os << describeMemoryPlan(*context.memoryPlan) << "\n";
   return text;
 }
 
@@ -133,5 +146,7 @@ std::string mlir::sluice::renderMarkdownReport(const ModuleCounts &counts,
        << row.phase << " | " << formatWithSeparators(row.cost.flop) << " | "
        << formatWithSeparators(row.cost.bytesRead) << " | "
        << formatWithSeparators(row.cost.bytesWritten) << " |\n";
+  if (context.memoryPlan)
+    os << "\n" << describeMemoryPlan(*context.memoryPlan) << "\n";
   return text;
 }

@@ -10,6 +10,7 @@
 #define SLUICE_PIPELINE_PIPELINE_H
 
 #include "sluice/Analysis/DataMovement.h"
+#include "sluice/Codegen/MemoryPlan.h"
 #include "sluice/Spec/LayerSpec.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -46,6 +47,9 @@ struct Compilation {
   /// The spec, when the input was a JSON spec (not a .mlir graph).
   std::optional<::mlir::sluice::LayerSpec> spec;
   ModuleCounts counts;
+  /// The arena plan of the compiled module (compile() only; it points into
+  /// `module`).
+  std::optional<MemoryPlan> memoryPlan;
 };
 
 /// Loads `inputPath` (a .json layer spec or a .mlir graph) and verifies it,

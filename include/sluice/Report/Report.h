@@ -10,6 +10,7 @@
 #define SLUICE_REPORT_REPORT_H
 
 #include "sluice/Analysis/DataMovement.h"
+#include "sluice/Codegen/MemoryPlan.h"
 #include "sluice/Spec/LayerSpec.h"
 
 #include <optional>
@@ -25,6 +26,8 @@ struct ReportContext {
   std::string inputPath;
   /// The checked spec, when the input was a spec.
   std::optional<LayerSpec> spec;
+  /// The arena plan, when one was made (docs/MemoryPlan.md).
+  const MemoryPlan *memoryPlan = nullptr;
 };
 
 /// report.json: {name, input, spec?, ops: [...], totals: {...}}.
@@ -41,6 +44,9 @@ std::string renderSummaryTable(const mlir::sluice::ModuleCounts &counts,
 
 /// "1,234,567".
 std::string formatWithSeparators(uint64_t value);
+
+/// One line describing the arena: peak bytes, bytes without reuse, buffers.
+std::string describeMemoryPlan(const MemoryPlan &plan);
 
 /// One line describing a spec ("encoder, post-LN, b=8 s=512 …").
 std::string describeSpec(const LayerSpec &spec);

@@ -1,0 +1,42 @@
+"""Checks the memory plan in a report.json (docs/MemoryPlan.md) without
+trusting the compiler: offsets aligned, no two buffers that live at the same
+step share a byte, peak = the highest end, the no-reuse figure = the sum of
+the aligned sizes, lower bound <= peak <= no-reuse. Prints a summary."""
+import json
+import sys
+
+ALIGN = 256
+report = json.load(open(sys.argv[1]))
+arena = report["arena"]
+totals = report["totals"]
+
+
+def aligned(n):
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+for b in arena:
+    assert b["offset"] % ALIGN == 0, b
+    assert b["bytes"] > 0, b
+    assert b["first_step"] <= b["last_step"], b
+for i, a in enumerate(arena):
+    for b in arena[i + 1:]:
+        if a["first_step"] <= b["last_step"] and b["first_step"] <= a["last_step"]:
+            disjoint = (a["offset"] + aligned(a["bytes"]) <= b["offset"] or
+                        b["offset"] + aligned(b["bytes"]) <= a["offset"])
+            assert disjoint, (a, b)
+peak = max((b["offset"] + aligned(b["bytes"]) for b in arena), default=0)
+assert totals["peak_bytes"] == peak, (totals["peak_bytes"], peak)
+total = sum(aligned(b["bytes"]) for b in arena)
+assert totals["arena_bytes_without_reuse"] == total
+live = max((sum(aligned(b["bytes"]) for b in arena
+                if b["first_step"] <= s <= b["last_step"])
+            for s in range(max((b["last_step"] for b in arena), default=-1) + 1)),
+           default=0)
+assert totals["arena_lower_bound_bytes"] == live, (totals["arena_lower_bound_bytes"], live)
+assert live <= peak <= total
+saved = [b for b in arena if b["saved"]]
+assert all(b["name"].startswith("saved.") for b in saved)
+print(f"buffers: {len(arena)}, saved: {len(saved)}")
+print("reuse" if peak < total else "no reuse")
+print("valid")
