@@ -121,4 +121,42 @@ def SluiceAutodiff : Pass<"sluice-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
 }
 
+def SluiceLegalizeContractions : Pass<"sluice-legalize-contractions", "::mlir::ModuleOp"> {
+  let summary = "Inserts relayouts so that every contraction is one strided-batched GEMM";
+  let description = [{
+    For every `sluice.contract` at the top level of a graph whose layouts
+    have no GEMM mapping (`sluice/Codegen/GemmMapping.h`: a group of batch,
+    free or contracted dimensions is not contiguous, or appears in another
+    order, in one of the tensors), relayouts some of the operands to
+    `[batch..., free..., contracted...]` (or `[batch..., contracted...,
+    free...]` when the operand's innermost dimension is free) and/or
+    computes the result as `[batch..., free..., free...]` followed by a
+    relayout back to its type. Among the choices that map, it takes the one
+    moving the fewest bytes. Inserted ops are named `<contract>.relayout_lhs`
+    (`_rhs`, `_result`) and have `sluice.origin_kind = "layout"`; an operand
+    relayout is reused by later contractions of the graph that need the same
+    one. Contractions that already map, and contractions inside
+    `sluice.kernel`s, are not touched. Rules in docs/Codegen.md.
+
+    Before:
+    ```mlir
+    %s = sluice.contract %q, %k {sluice.name = "qk"}
+        : (!sluice.tensor<[b=2, j=4, h=2, p=8], f32>,
+           !sluice.tensor<[b=2, k=4, h=2, p=8], f32>)
+        -> !sluice.tensor<[b=2, h=2, j=4, k=4], f32>
+    ```
+    After:
+    ```mlir
+    %ql = sluice.relayout %q {sluice.name = "qk.relayout_lhs", sluice.origin_kind = "layout"}
+        : !sluice.tensor<[b=2, j=4, h=2, p=8], f32> -> !sluice.tensor<[b=2, h=2, j=4, p=8], f32>
+    %kl = sluice.relayout %k {sluice.name = "qk.relayout_rhs", sluice.origin_kind = "layout"}
+        : !sluice.tensor<[b=2, k=4, h=2, p=8], f32> -> !sluice.tensor<[b=2, h=2, k=4, p=8], f32>
+    %s = sluice.contract %ql, %kl {sluice.name = "qk"}
+        : (!sluice.tensor<[b=2, h=2, j=4, p=8], f32>,
+           !sluice.tensor<[b=2, h=2, k=4, p=8], f32>)
+        -> !sluice.tensor<[b=2, h=2, j=4, k=4], f32>
+    ```
+  }];
+}
+
 #endif // SLUICE_PASSES_TD
