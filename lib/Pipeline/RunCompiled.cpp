@@ -142,10 +142,11 @@ runCompiledModule(ModuleOp module, LoadedModule &library,
   for (unsigned phase = 0; phase < library.getNumPhases(); ++phase) {
     std::vector<void *> pointers;
     for (const ModuleTensor &tensor : library.getTensors(phase)) {
-      auto where = [&] {
-        return "module '" + library.getPath() + "' " +
-               (phase == 0 ? "forward" : "backward") + " tensor '" +
-               tensor.name + "'";
+      auto where = [&]() -> std::string {
+        return ("module '" + library.getPath() + "' " +
+                (phase == 0 ? "forward" : "backward") + " tensor '" +
+                tensor.name + "'")
+            .str();
       };
       const NamedArray *described = nullptr;
       if (auto it = expectedInputs.find(tensor.name);

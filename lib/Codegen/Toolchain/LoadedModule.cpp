@@ -85,8 +85,10 @@ Expected<std::unique_ptr<LoadedModule>> LoadedModule::load(StringRef path) {
   std::unique_ptr<LoadedModule> module(new LoadedModule());
   module->path = path.str();
   // RTLD_LOCAL: two modules (or a module and the CUDA one) may export the
-  // same generic names.
-  module->handle = dlopen(module->path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // same generic names. RTLD_NODELETE: an OpenMP module leaves libgomp's
+  // worker threads behind, which crash if dlclose unmaps the library.
+  module->handle =
+      dlopen(module->path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!module->handle) {
     const char *reason = dlerror();
     return makeError("cannot load module '" + path +

@@ -5,7 +5,7 @@
       values of EndToEnd/Inputs/check_layer.py), rounded to the spec's dtype
       so that every backend starts from the same numbers.
 
-  compare_backends.py compare --spec SPEC ACTUAL EXPECTED [--tol T]
+  compare_backends.py compare (--spec SPEC | --dtype D) ACTUAL EXPECTED [--tol T]
       Every .npy of EXPECTED (the reference backend's outputs) must be in
       ACTUAL with the same shape, and no other: per tensor,
       max|actual - expected| / max(max|expected|, 1e-2) <= T (default by the
@@ -55,7 +55,8 @@ def cmd_make(args):
 
 
 def cmd_compare(args):
-    tol = args.tol if args.tol is not None else TOLERANCE[spec_dtype(args.spec)]
+    dtype = spec_dtype(args.spec) if args.spec else args.dtype
+    tol = args.tol if args.tol is not None else TOLERANCE[dtype]
     expected = sorted(f for f in os.listdir(args.expected) if f.endswith(".npy"))
     actual = sorted(f for f in os.listdir(args.actual) if f.endswith(".npy"))
     failed = []
@@ -99,7 +100,9 @@ def main():
     p.add_argument("--dir", required=True)
     p.add_argument("--data-seed", type=int, default=0)
     p = sub.add_parser("compare")
-    p.add_argument("--spec", required=True)
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--spec")
+    which.add_argument("--dtype", choices=sorted(TOLERANCE))
     p.add_argument("actual")
     p.add_argument("expected")
     p.add_argument("--tol", type=float)
