@@ -15,10 +15,10 @@
 
 #include "dialects/sluice/SluiceDialect.h"
 #include "dialects/sluice/SluicePasses.h"
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
@@ -47,7 +47,8 @@ protected:
 
   /// "[b=2, j=4]" -> the f32 tensor type.
   NamedTensorType tensor(StringRef dims) {
-    Type type = parseType(("!sluice.tensor<" + dims + ", f32>").str(), &context);
+    Type type =
+        parseType(("!sluice.tensor<" + dims + ", f32>").str(), &context);
     EXPECT_TRUE(type) << dims.str();
     return llvm::dyn_cast_or_null<NamedTensorType>(type);
   }
@@ -233,11 +234,10 @@ TEST_F(GemmMappingTest, WeightGradientOfHeadProjection) {
 
 TEST_F(GemmMappingTest, Rejections) {
   // The batch innermost in an operand: neither matrix group has stride 1.
-  EXPECT_TRUE(failed(map("[j=3, p=4, b=2]", "[b=2, k=5, p=4]",
-                         "[b=2, j=3, k=5]")));
+  EXPECT_TRUE(
+      failed(map("[j=3, p=4, b=2]", "[b=2, k=5, p=4]", "[b=2, j=3, k=5]")));
   // A group in two orders: k = (h, p) in the lhs, (p, h) in the rhs.
-  EXPECT_TRUE(failed(map("[j=3, h=2, p=4]", "[u=5, p=4, h=2]",
-                         "[j=3, u=5]")));
+  EXPECT_TRUE(failed(map("[j=3, h=2, p=4]", "[u=5, p=4, h=2]", "[j=3, u=5]")));
   // A free group split by the other in the result.
   EXPECT_TRUE(failed(map("[a=2, c=3, i=4]", "[i=4, u=5]", "[a=2, u=5, c=3]")));
 }
@@ -313,8 +313,8 @@ TEST_F(GemmMappingTest, BiasEpilogue) {
   EXPECT_FALSE(isBiasEpilogueLegal(*t, tensor("[u=16]")));
   EXPECT_TRUE(isBiasEpilogueLegal(*t, tensor("[j=4]")));
   // Batched: the bias is shared by every batch.
-  FailureOr<GemmMapping> s = map("[b=2, h=3, j=4, p=8]",
-                                 "[b=2, h=3, k=5, p=8]", "[b=2, h=3, j=4, k=5]");
+  FailureOr<GemmMapping> s = map("[b=2, h=3, j=4, p=8]", "[b=2, h=3, k=5, p=8]",
+                                 "[b=2, h=3, j=4, k=5]");
   ASSERT_TRUE(succeeded(s));
   EXPECT_TRUE(isBiasEpilogueLegal(*s, tensor("[k=5]")));
   EXPECT_FALSE(isBiasEpilogueLegal(*s, tensor("[h=3, k=5]")));
@@ -399,8 +399,8 @@ std::vector<double> einsum(NamedTensorType lhs, NamedTensorType rhs,
   for (auto &d : all)
     point[d.first] = 0;
   while (true) {
-    out[offsetOf(result, point)] += scale * lhsData[offsetOf(lhs, point)] *
-                                    rhsData[offsetOf(rhs, point)];
+    out[offsetOf(result, point)] +=
+        scale * lhsData[offsetOf(lhs, point)] * rhsData[offsetOf(rhs, point)];
     size_t d = 0;
     for (; d < all.size(); ++d) {
       if (++point[all[d].first] < all[d].second)
@@ -469,8 +469,8 @@ RandomContraction randomContraction(std::mt19937_64 &random) {
     }
     std::string text = "[";
     for (auto [index, dim] : llvm::enumerate(dims))
-      text += (index ? ", " : "") + dim.first + "=" +
-              std::to_string(dim.second);
+      text +=
+          (index ? ", " : "") + dim.first + "=" + std::to_string(dim.second);
     return text + "]";
   };
   return {layout({0, 1, 2}), layout({0, 1, 3}), layout({0, 2, 3})};
@@ -586,7 +586,6 @@ TEST_F(GemmMappingTest, LegalizationMapsEveryContractionAndKeepsResults) {
   EXPECT_GT(legalized, 100);
 }
 
-
 /// Runs every graph of `before` and of `after` (the same graphs, legalized)
 /// on the same random inputs and expects bit-identical results.
 void expectSameResults(ModuleOp before, ModuleOp after) {
@@ -651,9 +650,11 @@ TEST_F(GemmMappingTest, LegalizedTrainingLayerComputesTheSameResults) {
       if (auto contract = llvm::dyn_cast<ContractOp>(op)) {
         ++contracts;
         EXPECT_TRUE(succeeded(mapContraction(contract)))
-            << "not mapped: " << contract->getAttrOfType<StringAttr>(
-                                      SluiceDialect::getOpNameAttrName())
-                                     .str();
+            << "not mapped: "
+            << contract
+                   ->getAttrOfType<StringAttr>(
+                       SluiceDialect::getOpNameAttrName())
+                   .str();
       }
       if (auto relayout = llvm::dyn_cast<RelayoutOp>(op))
         relayouts += relayout->getAttrOfType<StringAttr>(

@@ -67,12 +67,10 @@ std::optional<LayoutPlan> planFor(const std::array<NamedTensorType, 3> &types,
         return inLayoutOrder(types[role], group);
     return SmallVector<StringAttr>(group);
   };
-  SmallVector<StringAttr> batch =
-      order(dims.batch, {kResult, kLhs, kRhs});
+  SmallVector<StringAttr> batch = order(dims.batch, {kResult, kLhs, kRhs});
   SmallVector<StringAttr> lhsFree = order(dims.lhsFree, {kResult, kLhs});
   SmallVector<StringAttr> rhsFree = order(dims.rhsFree, {kResult, kRhs});
-  SmallVector<StringAttr> contracted =
-      order(dims.contracted, {kLhs, kRhs});
+  SmallVector<StringAttr> contracted = order(dims.contracted, {kLhs, kRhs});
 
   // The result keeps its free groups in the order they come in it.
   bool lhsFreeFirst = true;

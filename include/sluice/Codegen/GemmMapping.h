@@ -1,4 +1,5 @@
-//===- GemmMapping.h - a contraction as one strided-batched GEMM -*- C++ -*-===//
+//===- GemmMapping.h - a contraction as one strided-batched GEMM -*- C++
+//-*-===//
 //
 // How a sluice.contract runs as one column-major strided-batched GEMM (the
 // cuBLAS / cuBLASLt convention), derived from its operands' and result's

@@ -131,9 +131,8 @@ FailureOr<GemmMapping> mapWithRoles(NamedTensorType lhs, NamedTensorType rhs,
   FailureOr<GroupView> cM = viewGroup(result, cStrides, mGroup);
   FailureOr<GroupView> cN = viewGroup(result, cStrides, nGroup);
   FailureOr<GroupView> cBatch = viewGroup(result, cStrides, dims.batch);
-  if (failed(aM) || failed(aK) || failed(aBatch) || failed(bK) ||
-      failed(bN) || failed(bBatch) || failed(cM) || failed(cN) ||
-      failed(cBatch))
+  if (failed(aM) || failed(aK) || failed(aBatch) || failed(bK) || failed(bN) ||
+      failed(bBatch) || failed(cM) || failed(cN) || failed(cBatch))
     return failure();
 
   // C is never transposed: its rows are m.
@@ -170,8 +169,8 @@ FailureOr<GemmMapping> mapWithRoles(NamedTensorType lhs, NamedTensorType rhs,
 /// True if every count and stride of `type` fits in int64_t.
 bool fitsInt64(NamedTensorType type) {
   std::optional<uint64_t> elements = type.getNumElements();
-  return elements &&
-         *elements <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  return elements && *elements <= static_cast<uint64_t>(
+                                      std::numeric_limits<int64_t>::max());
 }
 
 } // namespace
