@@ -1,0 +1,303 @@
+//===- module_timer.cpp - time an emitted module's phases -----------------===//
+//
+// module_timer LIB [--iterations N] [--warmup W] [--seed S]
+//
+// Opens a module compiled by `sluicec --compile` (dlopen, generic entry
+// points only), fills its inputs with small random values, and runs
+// forward then backward (training) N times, as the ABI allows (one forward,
+// then its backward, per context). Prints one JSON object: per phase the
+// median / min / max milliseconds, and, when the module exports the optional
+// profiling hook (docs/Compile.md),
+//   int sluice_profile(const void *ctx, int phase, int capacity,
+//                      const char **names, double *milliseconds);
+// the median time of every kernel. Compiled by the host compiler for a CPU
+// module; with -DSLUICE_TIMER_CUDA by nvcc for a CUDA module (tensors in
+// device memory, CUDA events on one stream around each phase).
+//
+//===----------------------------------------------------------------------===//
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#ifdef SLUICE_TIMER_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace {
+
+struct TensorInfo {
+  const char *name;
+  int dtype;
+  int rank;
+  const int64_t *dims;
+  int is_output;
+};
+
+struct Module {
+  const char *(*moduleName)();
+  int (*numPhases)();
+  int (*numTensors)(int);
+  const TensorInfo *(*tensor)(int, int);
+  int (*create)(void **);
+  void (*destroy)(void *);
+  const char *(*lastError)(const void *);
+  int (*run)(void *, int, void *const *, uint64_t, void *);
+  int (*profile)(const void *, int, int, const char **, double *);
+};
+
+[[noreturn]] void die(const std::string &message) {
+  std::fprintf(stderr, "module_timer: error: %s\n", message.c_str());
+  std::exit(1);
+}
+
+template <typename T>
+void resolve(void *handle, T &slot, const char *symbol, bool required) {
+  slot = reinterpret_cast<T>(dlsym(handle, symbol));
+  if (!slot && required)
+    die(std::string("the module does not export '") + symbol + "'");
+}
+
+uint16_t toHalf(float f) {
+  // Round to nearest even; the values here are small normal numbers.
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  uint32_t sign = (bits >> 16) & 0x8000u;
+  int exponent = static_cast<int>((bits >> 23) & 0xff) - 112;
+  if (exponent <= 0)
+    return static_cast<uint16_t>(sign);
+  uint32_t mantissa = bits & 0x7fffff;
+  uint32_t half = sign | (static_cast<uint32_t>(exponent) << 10) |
+                  (mantissa >> 13);
+  uint32_t rest = mantissa & 0x1fff;
+  if (rest > 0x1000 || (rest == 0x1000 && (half & 1)))
+    ++half;
+  return static_cast<uint16_t>(half);
+}
+
+uint16_t toBFloat(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits += 0x7fff + ((bits >> 16) & 1);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+/// Host bytes of `count` random values in [-0.5, 0.5) of `dtype` (a scale
+/// like "1 + small" for layer-norm scales keeps every phase well scaled).
+std::vector<uint8_t> randomBytes(int64_t count, int dtype, const char *name,
+                                 std::mt19937 &rng) {
+  std::uniform_real_distribution<float> uniform(-0.5f, 0.5f);
+  bool scale = std::strstr(name, "scale") != nullptr;
+  int width = dtype == 0 ? 4 : 2;
+  std::vector<uint8_t> bytes(count * width);
+  for (int64_t i = 0; i < count; ++i) {
+    float value = uniform(rng) + (scale ? 1.0f : 0.0f);
+    if (dtype == 0) {
+      std::memcpy(&bytes[i * 4], &value, 4);
+    } else {
+      uint16_t half = dtype == 1 ? toHalf(value) : toBFloat(value);
+      std::memcpy(&bytes[i * 2], &half, 2);
+    }
+  }
+  return bytes;
+}
+
+#ifdef SLUICE_TIMER_CUDA
+void check(cudaError_t status, const char *what) {
+  if (status != cudaSuccess)
+    die(std::string(what) + ": " + cudaGetErrorString(status));
+}
+#endif
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+std::string jsonString(const std::string &text) {
+  std::string out = "\"";
+  for (char c : text)
+    out += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+  return out + "\"";
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2)
+    die("usage: module_timer LIB [--iterations N] [--warmup W] [--seed S]");
+  const char *path = argv[1];
+  int iterations = 20, warmup = 3;
+  uint64_t seed = 1;
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (i + 1 >= argc)
+      die("option '" + arg + "' needs a value");
+    if (arg == "--iterations")
+      iterations = std::atoi(argv[++i]);
+    else if (arg == "--warmup")
+      warmup = std::atoi(argv[++i]);
+    else if (arg == "--seed")
+      seed = std::strtoull(argv[++i], nullptr, 10);
+    else
+      die("unknown option '" + arg + "'");
+  }
+  if (iterations < 1 || warmup < 0)
+    die("--iterations must be at least 1 and --warmup at least 0");
+
+  void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (!handle)
+    die(std::string("cannot load '") + path + "': " + dlerror());
+  Module m;
+  resolve(handle, m.moduleName, "sluice_module_name", true);
+  resolve(handle, m.numPhases, "sluice_num_phases", true);
+  resolve(handle, m.numTensors, "sluice_num_tensors", true);
+  resolve(handle, m.tensor, "sluice_tensor", true);
+  resolve(handle, m.create, "sluice_create", true);
+  resolve(handle, m.destroy, "sluice_destroy", true);
+  resolve(handle, m.lastError, "sluice_last_error", true);
+  resolve(handle, m.run, "sluice_run", true);
+  resolve(handle, m.profile, "sluice_profile", false);
+
+  // One buffer per tensor name, shared by the phases (y feeds backward).
+  std::mt19937 rng(1234);
+  std::map<std::string, void *> buffers;
+  int phases = m.numPhases();
+  if (phases < 1 || phases > 2)
+    die("the module declares " + std::to_string(phases) + " phases");
+  std::vector<std::vector<void *>> arguments(phases);
+  uint64_t boundaryBytes = 0;
+  for (int phase = 0; phase < phases; ++phase) {
+    for (int index = 0; index < m.numTensors(phase); ++index) {
+      const TensorInfo *info = m.tensor(phase, index);
+      if (!info || !info->name)
+        die("tensor " + std::to_string(index) + " of phase " +
+            std::to_string(phase) + " has no description");
+      auto it = buffers.find(info->name);
+      if (it == buffers.end()) {
+        int64_t count = 1;
+        for (int d = 0; d < info->rank; ++d)
+          count *= info->dims[d];
+        std::vector<uint8_t> host =
+            info->is_output ? std::vector<uint8_t>(
+                                  count * (info->dtype == 0 ? 4 : 2), 0)
+                            : randomBytes(count, info->dtype, info->name, rng);
+        boundaryBytes += host.size();
+        void *buffer = nullptr;
+#ifdef SLUICE_TIMER_CUDA
+        check(cudaMalloc(&buffer, host.size()), "cudaMalloc");
+        check(cudaMemcpy(buffer, host.data(), host.size(),
+                         cudaMemcpyHostToDevice),
+              "cudaMemcpy");
+#else
+        buffer = std::malloc(host.size());
+        if (!buffer)
+          die("out of memory");
+        std::memcpy(buffer, host.data(), host.size());
+#endif
+        it = buffers.emplace(info->name, buffer).first;
+      }
+      arguments[phase].push_back(it->second);
+    }
+  }
+
+  void *ctx = nullptr;
+  if (int status = m.create(&ctx))
+    die("sluice_create: status " + std::to_string(status) + ": " +
+        (ctx ? m.lastError(ctx) : ""));
+  void *stream = nullptr;
+#ifdef SLUICE_TIMER_CUDA
+  cudaStream_t cudaStream;
+  check(cudaStreamCreate(&cudaStream), "cudaStreamCreate");
+  stream = cudaStream;
+  cudaEvent_t start, stop;
+  check(cudaEventCreate(&start), "cudaEventCreate");
+  check(cudaEventCreate(&stop), "cudaEventCreate");
+#endif
+
+  std::vector<std::vector<double>> times(phases);
+  std::vector<std::map<std::string, std::vector<double>>> kernelTimes(phases);
+  std::vector<std::vector<std::string>> kernelOrder(phases);
+  for (int iteration = 0; iteration < warmup + iterations; ++iteration) {
+    for (int phase = 0; phase < phases; ++phase) {
+#ifdef SLUICE_TIMER_CUDA
+      check(cudaEventRecord(start, cudaStream), "cudaEventRecord");
+#else
+      auto begin = std::chrono::steady_clock::now();
+#endif
+      int status = m.run(ctx, phase, arguments[phase].data(), seed, stream);
+      if (status)
+        die("sluice_run phase " + std::to_string(phase) + ": status " +
+            std::to_string(status) + ": " + m.lastError(ctx));
+      double ms;
+#ifdef SLUICE_TIMER_CUDA
+      check(cudaEventRecord(stop, cudaStream), "cudaEventRecord");
+      check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+      float elapsed;
+      check(cudaEventElapsedTime(&elapsed, start, stop),
+            "cudaEventElapsedTime");
+      ms = elapsed;
+#else
+      ms = std::chrono::duration<double, std::milli>(
+               std::chrono::steady_clock::now() - begin)
+               .count();
+#endif
+      if (iteration < warmup)
+        continue;
+      times[phase].push_back(ms);
+      if (!m.profile)
+        continue;
+      const char *names[4096];
+      double kernelMs[4096];
+      int count = m.profile(ctx, phase, 4096, names, kernelMs);
+      for (int k = 0; k < count && k < 4096; ++k) {
+        auto &series = kernelTimes[phase][names[k]];
+        if (series.empty())
+          kernelOrder[phase].push_back(names[k]);
+        series.push_back(kernelMs[k]);
+      }
+    }
+  }
+
+  std::printf("{\"module\": %s, \"iterations\": %d, \"boundary_bytes\": %llu,"
+              " \"phases\": [",
+              jsonString(m.moduleName()).c_str(), iterations,
+              static_cast<unsigned long long>(boundaryBytes));
+  for (int phase = 0; phase < phases; ++phase) {
+    const std::vector<double> &t = times[phase];
+    std::printf("%s\n  {\"phase\": \"%s\", \"median_ms\": %.6f, \"min_ms\": "
+                "%.6f, \"max_ms\": %.6f, \"kernels\": [",
+                phase ? "," : "", phase ? "backward" : "forward", median(t),
+                *std::min_element(t.begin(), t.end()),
+                *std::max_element(t.begin(), t.end()));
+    for (size_t k = 0; k < kernelOrder[phase].size(); ++k) {
+      const std::string &name = kernelOrder[phase][k];
+      std::printf("%s{\"name\": %s, \"median_ms\": %.6f}", k ? ", " : "",
+                  jsonString(name).c_str(),
+                  median(kernelTimes[phase][name]));
+    }
+    std::printf("]}");
+  }
+  std::printf("]}\n");
+
+  m.destroy(ctx);
+  for (auto &entry : buffers) {
+#ifdef SLUICE_TIMER_CUDA
+    cudaFree(entry.second);
+#else
+    std::free(entry.second);
+#endif
+  }
+  return 0;
+}
