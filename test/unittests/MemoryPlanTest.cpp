@@ -270,6 +270,69 @@ TEST_F(MemoryPlanTest, UnreadSavedTensorLivesUntilTheBackward) {
   EXPECT_NE(saved->offset, t->offset);
 }
 
+// Two layers in one module: each backward reads the saved tensor of its own
+// forward (paired by @<G>_forward / @<G>_backward), even under the same
+// saved name, and all forward steps come before all backward steps.
+TEST_F(MemoryPlanTest, BackwardGraphsPairWithTheirForwardByName) {
+  std::string layer = R"mlir(
+    sluice.graph @NAME_forward(%x: !sluice.tensor<[j=SIZE], f32> {sluice.name = "x"})
+        -> (!sluice.tensor<[j=SIZE], f32> {sluice.name = "y"},
+            !sluice.tensor<[j=SIZE], f32> {sluice.name = "saved.h"}) {
+      %h = sluice.relayout %x {sluice.name = "h"} : !sluice.tensor<[j=SIZE], f32> -> !sluice.tensor<[j=SIZE], f32>
+      %y = sluice.relayout %h {sluice.name = "out"} : !sluice.tensor<[j=SIZE], f32> -> !sluice.tensor<[j=SIZE], f32>
+      sluice.return %y, %h : !sluice.tensor<[j=SIZE], f32>, !sluice.tensor<[j=SIZE], f32>
+    }
+  )mlir";
+  std::string backward = R"mlir(
+    sluice.graph @NAME_backward(%sh: !sluice.tensor<[j=SIZE], f32> {sluice.name = "saved.h"},
+                                %dy: !sluice.tensor<[j=SIZE], f32> {sluice.name = "dy"})
+        -> (!sluice.tensor<[j=SIZE], f32> {sluice.name = "d_x"})
+        attributes {phase = #sluice<phase backward>} {
+      %d = sluice.residual_add %dy, %sh {sluice.name = "d"} : (!sluice.tensor<[j=SIZE], f32>, !sluice.tensor<[j=SIZE], f32>) -> !sluice.tensor<[j=SIZE], f32>
+      sluice.return %d : !sluice.tensor<[j=SIZE], f32>
+    }
+  )mlir";
+  auto instantiate = [](std::string text, llvm::StringRef name,
+                        llvm::StringRef size) {
+    for (auto [from, to] :
+         {std::pair<std::string, llvm::StringRef>("NAME", name),
+          std::pair<std::string, llvm::StringRef>("SIZE", size)})
+      for (size_t at = text.find(from); at != std::string::npos;
+           at = text.find(from, at + to.size()))
+        text.replace(at, from.size(), to.str());
+    return text;
+  };
+  // The backward graphs come first in the module, in the other order.
+  OwningOpRef<ModuleOp> module = parse(
+      instantiate(backward, "b", "128") + instantiate(backward, "a", "64") +
+      instantiate(layer, "a", "64") + instantiate(layer, "b", "128"));
+  ASSERT_TRUE(module);
+  FailureOr<MemoryPlan> plan = planMemory(*module);
+  ASSERT_TRUE(succeeded(plan));
+  expectValid(*plan);
+  // Only the saved tensors: y and d_x are the caller's.
+  ASSERT_EQ(plan->buffers.size(), 2u);
+  for (llvm::StringRef name : {"a", "b"}) {
+    std::string forwardName = (name + "_forward").str();
+    std::string backwardName = (name + "_backward").str();
+    auto forward = module->lookupSymbol<GraphOp>(forwardName);
+    auto backwardGraph = module->lookupSymbol<GraphOp>(backwardName);
+    ASSERT_TRUE(forward && backwardGraph);
+    const ArenaBuffer *saved =
+        plan->lookup(forward.getReturnOp()->getOperand(1));
+    ASSERT_TRUE(saved) << name.str();
+    EXPECT_TRUE(saved->saved);
+    EXPECT_EQ(plan->lookup(backwardGraph.lookupArgument("saved.h")), saved);
+    EXPECT_EQ(saved->firstStep, stepOf(*plan, forwardName, "h"));
+    EXPECT_EQ(saved->lastStep, stepOf(*plan, backwardName, "d"));
+    EXPECT_EQ(saved->bytes, (name == "a" ? 64u : 128u) * sizeof(float));
+  }
+  EXPECT_LT(stepOf(*plan, "b_forward", "out"),
+            stepOf(*plan, "b_backward", "d"));
+  EXPECT_LT(stepOf(*plan, "b_forward", "out"),
+            stepOf(*plan, "a_backward", "d"));
+}
+
 // Bit-packed kernel results take one bit per element; every offset is a
 // multiple of 256 even when sizes are not.
 TEST_F(MemoryPlanTest, PackedResultsAndAlignment) {
