@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/sluice/SluicePasses.h"
+#include "sluice/Codegen/Schedule.h"
 #include "sluice/Pipeline/Pipeline.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -20,6 +21,7 @@ int main(int argc, char **argv) {
                   mlir::math::MathDialect>();
   mlir::sluice::registerSluicePasses();
   mlir::sluice::registerSluicePipelines();
+  mlir::sluice::registerSchedulePass();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   return mlir::asMainReturnCode(

@@ -1,0 +1,83 @@
+//===- Schedule.h - how a fused kernel maps onto threads ---------*- C++ -*-===//
+//
+// A pure, deterministic decision per fused kernel: its iteration space
+// (outer dims x reduced dims), which part goes to the grid, threads per
+// block, elements per thread, the vector width along the innermost
+// contiguous dim and how reductions combine across threads. The emitters
+// (Emit.h) lower a kernel from its schedule; `--sluice-schedule` prints it.
+// docs/Codegen.md ("Schedules") gives the rules.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SLUICE_CODEGEN_SCHEDULE_H
+#define SLUICE_CODEGEN_SCHEDULE_H
+
+#include "dialects/sluice/SluiceOps.h"
+
+#include "mlir/Pass/Pass.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace mlir::sluice {
+
+/// How the iteration space is spread over the grid.
+enum class ScheduleMode {
+  /// No reduction and one domain: a grid-stride loop over all points, each
+  /// thread `vectorWidth` contiguous points per step.
+  Elementwise,
+  /// One block per outer point (grid-stride over outer points); the block's
+  /// threads cover the inner extent, each `elementsPerThread` points.
+  RowBlock,
+};
+
+/// How a reduction's per-thread partial results combine.
+enum class ReductionStrategy { None, Warp, Block };
+
+/// The domain class of one op inside a fused kernel.
+enum class OpDomain { Full, Outer };
+
+struct KernelSchedule {
+  ScheduleMode mode = ScheduleMode::Elementwise;
+  /// Grid dims (RowBlock) in iteration order; empty for Elementwise.
+  SmallVector<std::string> outerDims;
+  SmallVector<int64_t> outerSizes;
+  /// Dims each block (RowBlock) or the whole grid (Elementwise) covers, in
+  /// iteration order: the last is the vector dim.
+  SmallVector<std::string> innerDims;
+  SmallVector<int64_t> innerSizes;
+  int64_t outerCount = 1, innerCount = 1;
+  int64_t threadsPerBlock = 1;
+  int64_t gridSize = 1;
+  /// Contiguous elements a thread handles together (one 16-byte access
+  /// when the tensor is contiguous along the innermost dim).
+  int64_t vectorWidth = 1;
+  /// RowBlock: inner points per thread (a multiple of vectorWidth), the
+  /// compile-time size of the per-thread arrays. Elementwise: vectorWidth.
+  int64_t elementsPerThread = 1;
+  ReductionStrategy reduction = ReductionStrategy::None;
+
+  /// The schedule as an attribute (what --sluice-schedule attaches).
+  DictionaryAttr toAttr(MLIRContext *context) const;
+};
+
+/// The schedule of the primitives `ops` (program order) run as one kernel.
+/// Fails with a diagnostic at `loc`-bearing ops when they do not form one
+/// iteration space (a contract, a rename, reductions over different dims,
+/// an op whose domain is neither the whole space nor its outer dims).
+FailureOr<KernelSchedule> scheduleOps(ArrayRef<Operation *> ops);
+
+/// The domain class of `op` under `schedule`.
+OpDomain domainOf(Operation *op, const KernelSchedule &schedule);
+
+/// The schedule of a `kind = fused` kernel (error for a gemm kernel).
+FailureOr<KernelSchedule> scheduleKernel(KernelOp kernel);
+
+/// `--sluice-schedule`: attaches `sluice.schedule` to every fused kernel.
+std::unique_ptr<Pass> createSchedulePass();
+void registerSchedulePass();
+
+} // namespace mlir::sluice
+
+#endif // SLUICE_CODEGEN_SCHEDULE_H

@@ -1,0 +1,69 @@
+//===- EmitInternal.h - pieces shared by the emitter files ------*- C++ -*-===//
+
+#ifndef SLUICE_LIB_CODEGEN_EMIT_EMITINTERNAL_H
+#define SLUICE_LIB_CODEGEN_EMIT_EMITINTERNAL_H
+
+#include "sluice/Codegen/Emit.h"
+#include "sluice/Codegen/Schedule.h"
+
+#include "dialects/sluice/SluiceOps.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace mlir::sluice::emit {
+
+/// Primitives run as one generated kernel: `inputs` are read from memory
+/// (values defined outside `ops`), `outputs` are stored (a value may be
+/// stored to several places).
+struct FusedGroup {
+  /// The C identifier of the kernel function.
+  std::string name;
+  /// For messages: the sluice.kernel's name and members.
+  std::string description;
+  SmallVector<Operation *> ops;
+  SmallVector<Value> inputs;
+  SmallVector<Value> outputs;
+  KernelSchedule schedule;
+};
+
+/// Builds the group of `ops` storing `outputs`, and schedules it.
+FailureOr<FusedGroup> makeFusedGroup(StringRef name, StringRef description,
+                                     ArrayRef<Operation *> ops,
+                                     ArrayRef<Value> outputs);
+
+/// The kernel function of `group` (a __global__ function or a host one).
+LogicalResult emitFusedKernel(const FusedGroup &group, EmitTarget target,
+                              llvm::raw_ostream &os);
+
+/// Statements that run `group` with its inputs and outputs at the given C
+/// pointer expressions; on CUDA, a launch on `stream` followed by the
+/// launch check `check` (a macro taking the description).
+void emitFusedLaunch(const FusedGroup &group, EmitTarget target,
+                     ArrayRef<std::string> inputPointers,
+                     ArrayRef<std::string> outputPointers,
+                     llvm::raw_ostream &os);
+
+/// The C storage type of a tensor element type: float, sluice_f16,
+/// sluice_bf16 (empty for anything else).
+std::string storageType(Type elementType);
+
+/// Emits the statements of `map`'s body as C, its float arguments bound to
+/// `arguments` (f32 expressions) and its index arguments to `indices`;
+/// returns the f32 expression of the yielded value. `prefix` makes local
+/// names unique. Fails with a diagnostic on an op it cannot print.
+FailureOr<std::string> emitMapBody(MapOp map, ArrayRef<std::string> arguments,
+                                   ArrayRef<std::string> indices,
+                                   StringRef prefix, llvm::raw_ostream &os,
+                                   StringRef indent);
+
+/// A C identifier made from `text`.
+std::string identifier(StringRef text);
+
+/// "'k3' (members: a, b)" for messages.
+std::string describeKernel(KernelOp kernel);
+
+} // namespace mlir::sluice::emit
+
+#endif // SLUICE_LIB_CODEGEN_EMIT_EMITINTERNAL_H

@@ -1,0 +1,548 @@
+//===- FusedKernel.cpp - the emitter core for fused kernels ---------------===//
+//
+// One piece of code lowers a scheduled group of maps, reductions, random
+// masks and relayouts for both targets. It decides everything but the
+// parallel mapping: index math from named dims and layouts (64-bit), loads
+// widened to f32 and stores narrowed (16-byte vector accesses where the
+// schedule allows), map bodies, reductions, Philox draws.
+//
+// A group runs in stages: stage s computes, for every point of the
+// iteration space, the ops that need only inputs and reduction results of
+// stages < s; the reductions fed in stage s finish (across threads) before
+// stage s + 1. Values a later stage reads stay in per-thread arrays of the
+// schedule's static size; values of the outer dims only are scalars.
+//
+// The targets differ only in the loops around this: CUDA runs one block
+// per outer point (grid-stride) with the block's threads over the inner
+// extent and warp-shuffle / shared-memory reductions; the CPU runs the
+// outer points as an OpenMP loop and the inner extent as one plain loop
+// (one "thread" of the whole extent), so no cross-thread step is needed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EmitInternal.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::sluice;
+using namespace mlir::sluice::emit;
+
+std::string mlir::sluice::emit::identifier(StringRef text) {
+  std::string out;
+  for (char c : text)
+    out += (llvm::isAlnum(c) || c == '_') ? c : '_';
+  if (out.empty() || llvm::isDigit(out.front()))
+    out = "_" + out;
+  return out;
+}
+
+std::string mlir::sluice::emit::storageType(Type elementType) {
+  if (elementType.isF32())
+    return "float";
+  if (elementType.isF16())
+    return "sluice_f16";
+  if (elementType.isBF16())
+    return "sluice_bf16";
+  return "";
+}
+
+FailureOr<FusedGroup>
+mlir::sluice::emit::makeFusedGroup(StringRef name, StringRef description,
+                                   ArrayRef<Operation *> ops,
+                                   ArrayRef<Value> outputs) {
+  FusedGroup group;
+  group.name = name.str();
+  group.description = description.str();
+  group.ops.assign(ops.begin(), ops.end());
+  group.outputs.assign(outputs.begin(), outputs.end());
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+  llvm::SetVector<Value> inputs;
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands())
+      if (!members.contains(operand.getDefiningOp()))
+        inputs.insert(operand);
+  group.inputs.assign(inputs.begin(), inputs.end());
+  for (Value output : outputs)
+    if (!members.contains(output.getDefiningOp()))
+      return emitError(ops.front()->getLoc())
+             << "kernel " << description
+             << " returns a value it does not compute (an input passed "
+                "through); code generation does not support it";
+  for (Value value : llvm::concat<Value>(group.inputs, group.outputs)) {
+    auto type = llvm::cast<NamedTensorType>(value.getType());
+    if (storageType(type.getElementType()).empty())
+      return emitError(ops.front()->getLoc())
+             << "kernel " << description << " reads or writes a tensor of "
+             << type << "; code generation stores f32, f16 and bf16";
+  }
+  FailureOr<KernelSchedule> schedule = scheduleOps(ops);
+  if (failed(schedule))
+    return failure();
+  group.schedule = std::move(*schedule);
+  return group;
+}
+
+namespace {
+/// Writes one group's kernel.
+class CoreEmitter {
+public:
+  CoreEmitter(const FusedGroup &group, EmitTarget target,
+              llvm::raw_ostream &os)
+      : group(group), s(group.schedule), target(target), os(os) {}
+  LogicalResult emit();
+
+private:
+  bool isCuda() const { return target == EmitTarget::Cuda; }
+  bool isRowBlock() const { return s.mode == ScheduleMode::RowBlock; }
+  /// Threads of the inner extent on this target (the CPU runs one).
+  int64_t threads() const { return isCuda() ? s.threadsPerBlock : 1; }
+  /// Vector groups a thread covers.
+  int64_t groupsPerThread() const {
+    int64_t groups = (s.innerCount + s.vectorWidth - 1) / s.vectorWidth;
+    return (groups + threads() - 1) / threads();
+  }
+  bool isOuterValue(Value value) const {
+    Operation *op = value.getDefiningOp();
+    if (!op || !memberIndex.count(op))
+      return false;
+    return llvm::isa<ReduceOp>(op) || domainOf(op, s) == OpDomain::Outer;
+  }
+  /// The index variable of dim `name` (inside the vector loop, the
+  /// innermost dim advances with `v`).
+  std::string indexOf(StringRef name, bool inVectorLoop) const {
+    std::string var = "i_" + identifier(name);
+    if (inVectorLoop && !s.innerDims.empty() && s.innerDims.back() == name &&
+        s.vectorWidth > 1)
+      return "(" + var + " + v)";
+    return var;
+  }
+  /// The element offset of the point in `type`'s layout.
+  std::string offsetIn(NamedTensorType type, bool inVectorLoop) const;
+  /// The row-major index over `type`'s dims sorted by name (Philox).
+  std::string canonicalIndex(NamedTensorType type, bool inVectorLoop) const;
+  /// Statements computing `op` (not a reduce) into its value's variable.
+  LogicalResult emitOp(Operation *op, bool inVectorLoop, StringRef indent);
+  /// The f32 expression of `value` where it is used.
+  std::string use(Value value, bool inVectorLoop) const;
+  /// `value` seen through relayouts (which change bytes, not values).
+  Value resolve(Value value) const {
+    while (Operation *op = value.getDefiningOp()) {
+      if (!memberIndex.count(op) || !llvm::isa<RelayoutOp>(op))
+        break;
+      value = op->getOperand(0);
+    }
+    return value;
+  }
+  /// f32 `expr` rounded to `type`'s element type (as the interpreter
+  /// stores every tensor).
+  static std::string rounded(const std::string &expr, Type type) {
+    Type element = llvm::cast<NamedTensorType>(type).getElementType();
+    if (element.isF16())
+      return "sluice_round_f16(" + expr + ")";
+    if (element.isBF16())
+      return "sluice_round_bf16(" + expr + ")";
+    return expr;
+  }
+  bool isMember(Operation *op) const { return op && memberIndex.count(op); }
+  void emitDecompose(StringRef linear, ArrayRef<std::string> dims,
+                     ArrayRef<int64_t> sizes, StringRef indent);
+  /// The per-point body of stage `stage` for one vector group.
+  LogicalResult emitGroupBody(unsigned stage, StringRef indent);
+  std::string valueName(Value value) const {
+    return "v" + std::to_string(valueIds.lookup(value));
+  }
+  std::string inputName(unsigned index) const {
+    return "in" + std::to_string(index);
+  }
+
+  const FusedGroup &group;
+  const KernelSchedule &s;
+  EmitTarget target;
+  llvm::raw_ostream &os;
+  llvm::DenseMap<Operation *, unsigned> memberIndex;
+  llvm::DenseMap<Value, unsigned> valueIds;
+  llvm::DenseMap<Value, unsigned> inputIndex;
+  /// The stage a value is available in / an op runs in.
+  llvm::DenseMap<Value, unsigned> valueStage;
+  llvm::DenseMap<Operation *, unsigned> opStage;
+  /// Full-domain values a later stage reads.
+  llvm::DenseSet<Value> kept;
+  /// Inputs loaded 16 bytes at a time in the current group body.
+  llvm::DenseSet<Value> vectorLoaded;
+  unsigned maxStage = 0;
+  /// The stage whose group body is being written.
+  unsigned currentStage = 0;
+};
+} // namespace
+
+std::string CoreEmitter::offsetIn(NamedTensorType type,
+                                  bool inVectorLoop) const {
+  std::string expr;
+  int64_t stride = 1;
+  for (int i = static_cast<int>(type.getRank()) - 1; i >= 0; --i) {
+    std::string term = indexOf(type.getDimNames()[i].getValue(), inVectorLoop);
+    if (stride != 1)
+      term += " * " + std::to_string(stride) + "LL";
+    expr = expr.empty() ? term : term + " + " + expr;
+    stride *= type.getSizes()[i];
+  }
+  return expr.empty() ? "0" : expr;
+}
+
+std::string CoreEmitter::canonicalIndex(NamedTensorType type,
+                                        bool inVectorLoop) const {
+  SmallVector<std::pair<StringRef, int64_t>> dims;
+  for (auto [name, size] : llvm::zip(type.getDimNames(), type.getSizes()))
+    dims.emplace_back(name.getValue(), size);
+  llvm::sort(dims);
+  std::string expr;
+  int64_t stride = 1;
+  for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
+    std::string term = indexOf(dims[i].first, inVectorLoop);
+    if (stride != 1)
+      term += " * " + std::to_string(stride) + "LL";
+    expr = expr.empty() ? term : term + " + " + expr;
+    stride *= dims[i].second;
+  }
+  return "(uint64_t)(" + (expr.empty() ? std::string("0") : expr) + ")";
+}
+
+std::string CoreEmitter::use(Value value, bool inVectorLoop) const {
+  value = resolve(value);
+  if (auto it = inputIndex.find(value); it != inputIndex.end()) {
+    if (inVectorLoop && vectorLoaded.contains(value))
+      return "ld" + std::to_string(it->second) + "[v]";
+    auto type = llvm::cast<NamedTensorType>(value.getType());
+    return "sluice_to_f32(" + inputName(it->second) + "[" +
+           offsetIn(type, inVectorLoop) + "])";
+  }
+  if (inVectorLoop && kept.contains(value) &&
+      valueStage.lookup(value) != currentStage)
+    return "keep_" + valueName(value) + "[q * " +
+           std::to_string(s.vectorWidth) + " + v]";
+  return valueName(value);
+}
+
+void CoreEmitter::emitDecompose(StringRef linear, ArrayRef<std::string> dims,
+                                ArrayRef<int64_t> sizes, StringRef indent) {
+  int64_t stride = 1;
+  SmallVector<std::string> lines;
+  for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
+    std::string expr = linear.str();
+    if (stride != 1)
+      expr = "(" + expr + " / " + std::to_string(stride) + "LL)";
+    if (i != 0)
+      expr += " % " + std::to_string(sizes[i]) + "LL";
+    lines.push_back(indent.str() + "const int64_t i_" + identifier(dims[i]) +
+                    " = " + expr + ";\n");
+    stride *= sizes[i];
+  }
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it)
+    os << *it;
+}
+
+LogicalResult CoreEmitter::emitOp(Operation *op, bool inVectorLoop,
+                                  StringRef indent) {
+  Value result = op->getResult(0);
+  if (auto map = llvm::dyn_cast<MapOp>(op)) {
+    SmallVector<std::string> arguments, indices;
+    for (Value input : map.getInputs())
+      arguments.push_back(use(input, inVectorLoop));
+    for (Attribute dim : map.getIndexDims())
+      indices.push_back(
+          indexOf(llvm::cast<StringAttr>(dim).getValue(), inVectorLoop));
+    FailureOr<std::string> yielded = emitMapBody(
+        map, arguments, indices, valueName(result), os, indent);
+    if (failed(yielded))
+      return failure();
+    os << indent << "const float " << valueName(result) << " = "
+       << rounded(*yielded, result.getType()) << ";\n";
+    return success();
+  }
+  if (auto mask = llvm::dyn_cast<RandomMaskOp>(op)) {
+    char probability[64];
+    std::snprintf(probability, sizeof(probability), "%a",
+                  mask.getProbability().convertToDouble());
+    os << indent << "const float " << valueName(result)
+       << " = sluice_dropout_keep(seed, " << mask.getStream() << "ULL, "
+       << canonicalIndex(mask.getResult().getType(), inVectorLoop) << ", "
+       << probability << ") ? 1.0f : 0.0f;\n";
+    return success();
+  }
+  // A relayout computes nothing: its users read its source.
+  return success();
+}
+
+LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
+  currentStage = stage;
+  int64_t width = s.vectorWidth;
+  std::string innermost = s.innerDims.empty() ? "" : s.innerDims.back();
+  auto contiguous = [&](Value value) {
+    auto type = llvm::cast<NamedTensorType>(value.getType());
+    return width > 1 && type.getRank() > 0 &&
+           type.getDimNames().back().getValue() == innermost;
+  };
+  auto isFullAtStage = [&](Operation *op) {
+    return opStage.lookup(op) == stage && domainOf(op, s) == OpDomain::Full;
+  };
+  SmallVector<unsigned> fullOutputs;
+  for (auto [index, output] : llvm::enumerate(group.outputs))
+    if (!isOuterValue(output) && valueStage.lookup(output) == stage)
+      fullOutputs.push_back(index);
+
+  // Inputs read at this stage, loaded 16 bytes at a time where contiguous.
+  llvm::SetVector<Value> used;
+  for (Operation *op : group.ops)
+    if (isFullAtStage(op) && !llvm::isa<RelayoutOp>(op))
+      for (Value operand : op->getOperands())
+        if (inputIndex.count(resolve(operand)))
+          used.insert(resolve(operand));
+  for (unsigned index : fullOutputs)
+    if (inputIndex.count(resolve(group.outputs[index])))
+      used.insert(resolve(group.outputs[index]));
+  vectorLoaded.clear();
+  for (Value input : used) {
+    if (!contiguous(input))
+      continue;
+    unsigned index = inputIndex.lookup(input);
+    os << indent << "float ld" << index << "[" << width << "];\n"
+       << indent << "sluice_load_vec<" << width << ">(ld" << index << ", "
+       << inputName(index) << " + ("
+       << offsetIn(llvm::cast<NamedTensorType>(input.getType()), false)
+       << "));\n";
+    vectorLoaded.insert(input);
+  }
+  for (unsigned index : fullOutputs)
+    if (contiguous(group.outputs[index]))
+      os << indent << "float st" << index << "[" << width << "];\n";
+
+  if (isCuda())
+    os << indent << "#pragma unroll\n";
+  os << indent << "for (int v = 0; v < " << width << "; ++v) {\n";
+  std::string inner = (indent + "  ").str();
+  for (Operation *op : group.ops) {
+    if (!isFullAtStage(op))
+      continue;
+    if (auto reduce = llvm::dyn_cast<ReduceOp>(op)) {
+      std::string acc = "acc_" + valueName(reduce.getResult());
+      os << inner << acc << " = "
+         << (reduce.getKind() == ReduceKind::max ? "sluice_max_combine("
+                                                 : "sluice_sum_combine(")
+         << acc << ", " << use(reduce.getInput(), true) << ");\n";
+      continue;
+    }
+    if (failed(emitOp(op, true, inner)))
+      return failure();
+    Value result = op->getResult(0);
+    if (kept.contains(result))
+      os << inner << "keep_" << valueName(result) << "[q * " << width
+         << " + v] = " << valueName(result) << ";\n";
+  }
+  for (unsigned index : fullOutputs) {
+    Value output = group.outputs[index];
+    if (contiguous(output))
+      os << inner << "st" << index << "[v] = " << use(output, true) << ";\n";
+    else
+      os << inner << "sluice_store(&out" << index << "["
+         << offsetIn(llvm::cast<NamedTensorType>(output.getType()), true)
+         << "], " << use(output, true) << ");\n";
+  }
+  os << indent << "}\n";
+  for (unsigned index : fullOutputs)
+    if (contiguous(group.outputs[index]))
+      os << indent << "sluice_store_vec<" << width << ">(out" << index
+         << " + ("
+         << offsetIn(llvm::cast<NamedTensorType>(
+                         group.outputs[index].getType()),
+                     false)
+         << "), st" << index << ");\n";
+  return success();
+}
+
+LogicalResult CoreEmitter::emit() {
+  unsigned nextId = 0;
+  for (auto [index, op] : llvm::enumerate(group.ops)) {
+    memberIndex[op] = index;
+    valueIds[op->getResult(0)] = nextId++;
+  }
+  for (auto [index, input] : llvm::enumerate(group.inputs))
+    inputIndex[input] = index;
+  for (Operation *op : group.ops) {
+    unsigned stage = 0;
+    for (Value operand : op->getOperands())
+      if (isMember(operand.getDefiningOp()))
+        stage = std::max(stage, valueStage.lookup(operand));
+    opStage[op] = stage;
+    unsigned available = llvm::isa<ReduceOp>(op) ? stage + 1 : stage;
+    valueStage[op->getResult(0)] = available;
+    maxStage = std::max(maxStage, available);
+  }
+  for (Operation *op : group.ops)
+    for (Value operand : op->getOperands()) {
+      Value source = resolve(operand);
+      if (isMember(source.getDefiningOp()) && !isOuterValue(source) &&
+          opStage.lookup(op) > valueStage.lookup(source))
+        kept.insert(source);
+    }
+
+  // The signature: inputs, outputs, the dropout seed.
+  int64_t threadsPerBlock = s.threadsPerBlock;
+  if (isCuda())
+    os << "__global__ void __launch_bounds__(" << threadsPerBlock << ") ";
+  else
+    os << "static void ";
+  os << group.name << "(";
+  for (auto [index, input] : llvm::enumerate(group.inputs))
+    os << "const "
+       << storageType(
+              llvm::cast<NamedTensorType>(input.getType()).getElementType())
+       << " *" << inputName(index) << ", ";
+  for (auto [index, output] : llvm::enumerate(group.outputs))
+    os << storageType(
+              llvm::cast<NamedTensorType>(output.getType()).getElementType())
+       << " *out" << index << ", ";
+  os << "uint64_t seed) {\n";
+  os << "  (void)seed;\n";
+
+  int64_t width = s.vectorWidth;
+  if (!isRowBlock()) {
+    // Element-wise: every thread takes `width` contiguous points per step.
+    int64_t groups = (s.innerCount + width - 1) / width;
+    if (isCuda())
+      os << "  for (int64_t g = (int64_t)blockIdx.x * " << threadsPerBlock
+         << " + threadIdx.x; g < " << groups << "LL; g += (int64_t)gridDim.x * "
+         << threadsPerBlock << ") {\n";
+    else
+      os << "#ifdef _OPENMP\n#pragma omp parallel for\n#endif\n"
+         << "  for (int64_t g = 0; g < " << groups << "LL; ++g) {\n";
+    os << "    const int64_t r0 = g * " << width << "LL;\n";
+    emitDecompose("r0", s.innerDims, s.innerSizes, "    ");
+    if (failed(emitGroupBody(0, "    ")))
+      return failure();
+    os << "  }\n}\n\n";
+    return success();
+  }
+
+  // Row blocks: one outer point at a time, the inner extent over threads.
+  int64_t groupsPerThreadCount = groupsPerThread();
+  int64_t perThread = groupsPerThreadCount * width;
+  if (isCuda()) {
+    if (s.reduction == ReductionStrategy::Block)
+      os << "  __shared__ float sluice_scratch[32];\n";
+    os << "  const int t = threadIdx.x;\n"
+       << "  for (int64_t o = blockIdx.x; o < " << s.outerCount
+       << "LL; o += gridDim.x) {\n";
+  } else {
+    os << "#ifdef _OPENMP\n#pragma omp parallel for\n#endif\n"
+       << "  for (int64_t o = 0; o < " << s.outerCount << "LL; ++o) {\n"
+       << "    const int t = 0;\n";
+  }
+  emitDecompose("o", s.outerDims, s.outerSizes, "    ");
+  for (Value value : kept)
+    os << "    float keep_" << valueName(value) << "[" << perThread << "];\n";
+  for (unsigned stage = 0; stage <= maxStage; ++stage) {
+    currentStage = stage;
+    // Outer-only values of this stage, computed by every thread.
+    for (Operation *op : group.ops)
+      if (opStage.lookup(op) == stage && !llvm::isa<ReduceOp>(op) &&
+          domainOf(op, s) == OpDomain::Outer)
+        if (failed(emitOp(op, false, "    ")))
+          return failure();
+    bool hasSegment = false;
+    SmallVector<ReduceOp> reduces;
+    for (Operation *op : group.ops)
+      if (opStage.lookup(op) == stage && domainOf(op, s) == OpDomain::Full) {
+        hasSegment = true;
+        if (auto reduce = llvm::dyn_cast<ReduceOp>(op))
+          reduces.push_back(reduce);
+      }
+    for (Value output : group.outputs)
+      hasSegment |= !isOuterValue(output) && valueStage.lookup(output) == stage;
+    if (!hasSegment)
+      continue;
+    for (ReduceOp reduce : reduces)
+      os << "    float acc_" << valueName(reduce.getResult()) << " = "
+         << (reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f")
+         << ";\n";
+    if (isCuda())
+      os << "#pragma unroll\n";
+    os << "    for (int q = 0; q < " << groupsPerThreadCount << "; ++q) {\n"
+       << "      const int64_t r0 = ((int64_t)q * " << threads() << " + t) * "
+       << width << "LL;\n"
+       << "      if (r0 < " << s.innerCount << "LL) {\n";
+    emitDecompose("r0", s.innerDims, s.innerSizes, "        ");
+    if (failed(emitGroupBody(stage, "        ")))
+      return failure();
+    os << "      }\n    }\n";
+    for (ReduceOp reduce : reduces) {
+      std::string name = valueName(reduce.getResult());
+      std::string total = "acc_" + name;
+      if (isCuda())
+        total = std::string("sluice_block_reduce<") +
+                (reduce.getKind() == ReduceKind::max ? "true" : "false") +
+                ", " + std::to_string(threadsPerBlock) + ">(" + total + ", " +
+                (s.reduction == ReductionStrategy::Block ? "sluice_scratch"
+                                                         : "nullptr") +
+                ")";
+      os << "    const float " << name << " = "
+         << rounded(total, reduce.getResult().getType()) << ";\n";
+    }
+  }
+  // Outer-only results: one thread stores them.
+  bool anyOuterOutput = llvm::any_of(
+      group.outputs, [&](Value output) { return isOuterValue(output); });
+  if (anyOuterOutput) {
+    os << "    if (t == 0) {\n";
+    for (auto [index, output] : llvm::enumerate(group.outputs))
+      if (isOuterValue(output))
+        os << "      sluice_store(&out" << index << "["
+           << offsetIn(llvm::cast<NamedTensorType>(output.getType()), false)
+           << "], " << use(output, false) << ");\n";
+    os << "    }\n";
+  }
+  os << "    (void)t;\n  }\n}\n\n";
+  return success();
+}
+
+LogicalResult mlir::sluice::emit::emitFusedKernel(const FusedGroup &group,
+                                                  EmitTarget target,
+                                                  llvm::raw_ostream &os) {
+  os << "// " << group.description << ": "
+     << (group.schedule.mode == ScheduleMode::Elementwise ? "element-wise"
+                                                          : "row blocks")
+     << ", " << group.schedule.threadsPerBlock << " threads, vector "
+     << group.schedule.vectorWidth << "\n";
+  CoreEmitter emitter(group, target, os);
+  return emitter.emit();
+}
+
+void mlir::sluice::emit::emitFusedLaunch(const FusedGroup &group,
+                                         EmitTarget target,
+                                         ArrayRef<std::string> inputPointers,
+                                         ArrayRef<std::string> outputPointers,
+                                         llvm::raw_ostream &os) {
+  os << "  " << group.name;
+  if (target == EmitTarget::Cuda)
+    os << "<<<" << group.schedule.gridSize << ", "
+       << group.schedule.threadsPerBlock << ", 0, stream>>>";
+  os << "(";
+  for (auto [input, pointer] : llvm::zip(group.inputs, inputPointers))
+    os << "(const "
+       << storageType(
+              llvm::cast<NamedTensorType>(input.getType()).getElementType())
+       << " *)(" << pointer << "), ";
+  for (auto [output, pointer] : llvm::zip(group.outputs, outputPointers))
+    os << "("
+       << storageType(
+              llvm::cast<NamedTensorType>(output.getType()).getElementType())
+       << " *)(" << pointer << "), ";
+  os << "args->seed);\n";
+  if (target == EmitTarget::Cuda)
+    os << "  SLUICE_CHECK_LAUNCH(\"" << group.description << "\");\n";
+}

@@ -1,0 +1,252 @@
+//===- Schedule.cpp - thread mappings for fused kernels -------------------===//
+//
+// The iteration space D of a fused kernel is the union of its ops' domains
+// (a map's, mask's or relayout's result dims; a reduce's input dims). With
+// reductions, R is their reduced dims and the outer dims are D \ R; without,
+// the outer dims are the dims every op shares. Every op must cover D or
+// exactly the outer dims, so one block per outer point can compute the whole
+// kernel with values kept in per-thread arrays of static size.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sluice/Codegen/Schedule.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::sluice;
+
+namespace {
+/// (name, size) pairs in some order.
+using Dims = SmallVector<std::pair<std::string, int64_t>>;
+
+Dims dimsOf(NamedTensorType type) {
+  Dims dims;
+  for (auto [name, size] : llvm::zip(type.getDimNames(), type.getSizes()))
+    dims.emplace_back(name.getValue().str(), size);
+  return dims;
+}
+
+bool contains(const Dims &dims, StringRef name) {
+  return llvm::any_of(dims, [&](auto &dim) { return dim.first == name; });
+}
+
+/// True if both hold the same names (sizes are checked when D is built).
+bool sameSet(const Dims &a, const Dims &b) {
+  return a.size() == b.size() &&
+         llvm::all_of(a, [&](auto &dim) { return contains(b, dim.first); });
+}
+
+std::string describe(const Dims &dims) {
+  std::string text = "[";
+  for (auto [index, dim] : llvm::enumerate(dims))
+    text += (index ? ", " : "") + dim.first;
+  return text + "]";
+}
+
+/// The type whose layout an op's domain is read in: the input of a reduce,
+/// the result of everything else.
+NamedTensorType domainType(Operation *op) {
+  if (auto reduce = llvm::dyn_cast<ReduceOp>(op))
+    return reduce.getInput().getType();
+  return llvm::cast<NamedTensorType>(op->getResult(0).getType());
+}
+
+int64_t roundUp(int64_t value, int64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+int64_t ceilDiv(int64_t value, int64_t divisor) {
+  return (value + divisor - 1) / divisor;
+}
+
+/// The CUDA grid-size cap; larger spaces are covered by grid-stride loops.
+constexpr int64_t kMaxGrid = 65535;
+/// Vector groups a thread aims to handle in a row block.
+constexpr int64_t kGroupsPerThread = 4;
+} // namespace
+
+FailureOr<KernelSchedule> mlir::sluice::scheduleOps(ArrayRef<Operation *> ops) {
+  if (ops.empty())
+    return failure();
+  Dims space;
+  std::optional<Dims> reduced;
+  Operation *firstReduce = nullptr;
+  for (Operation *op : ops) {
+    if (!llvm::isa<MapOp, ReduceOp, RandomMaskOp, RelayoutOp>(op))
+      return op->emitOpError()
+             << "cannot be part of a fused kernel (allowed: map, reduce, "
+                "random_mask, relayout, and renames of the kernel's inputs)";
+    for (auto &[name, size] : dimsOf(domainType(op))) {
+      auto *it = llvm::find_if(space, [&](auto &d) { return d.first == name; });
+      if (it == space.end())
+        space.emplace_back(name, size);
+      else if (it->second != size)
+        return op->emitOpError() << "dimension '" << name << "' has size "
+                                 << size << " here but " << it->second
+                                 << " elsewhere in the kernel";
+    }
+    if (auto reduce = llvm::dyn_cast<ReduceOp>(op)) {
+      Dims these;
+      NamedTensorType input = reduce.getInput().getType();
+      for (Attribute name : reduce.getDims()) {
+        StringRef text = llvm::cast<StringAttr>(name).getValue();
+        these.emplace_back(text.str(), input.getDimSize(text));
+      }
+      if (!reduced) {
+        reduced = these;
+        firstReduce = op;
+      } else if (!sameSet(*reduced, these)) {
+        InFlightDiagnostic diag = op->emitOpError()
+                                  << "reduces over " << describe(these)
+                                  << " but the kernel's reductions are over "
+                                  << describe(*reduced);
+        diag.attachNote(firstReduce->getLoc()) << "first reduction here";
+        return diag;
+      }
+    }
+  }
+
+  // Outer dims: D minus the reduced dims, or the dims every op shares.
+  Dims outer;
+  for (auto &dim : space) {
+    bool isOuter =
+        reduced ? !contains(*reduced, dim.first)
+                : llvm::all_of(ops, [&](Operation *op) {
+                    return domainType(op).hasDim(dim.first);
+                  });
+    if (isOuter)
+      outer.push_back(dim);
+  }
+  Operation *main = nullptr;
+  for (Operation *op : ops) {
+    Dims domain = dimsOf(domainType(op));
+    bool full = sameSet(domain, space);
+    if (!full && !sameSet(domain, outer))
+      return op->emitOpError()
+             << "has domain " << describe(domain)
+             << ", neither the kernel's iteration space " << describe(space)
+             << " nor its outer dims " << describe(outer);
+    if (full && !main)
+      main = op;
+  }
+
+  KernelSchedule schedule;
+  NamedTensorType mainType = domainType(main ? main : ops.front());
+  for (auto &[name, size] : dimsOf(mainType)) {
+    if (contains(outer, name) && outer.size() != space.size()) {
+      schedule.outerDims.push_back(name);
+      schedule.outerSizes.push_back(size);
+    } else {
+      schedule.innerDims.push_back(name);
+      schedule.innerSizes.push_back(size);
+    }
+  }
+  for (int64_t size : schedule.outerSizes)
+    schedule.outerCount *= size;
+  for (int64_t size : schedule.innerSizes)
+    schedule.innerCount *= size;
+  schedule.mode = schedule.outerDims.empty() && !reduced
+                      ? ScheduleMode::Elementwise
+                      : ScheduleMode::RowBlock;
+
+  // Vector width: 16 bytes of the widest element type, when the innermost
+  // dim divides by it and some tensor is contiguous along it.
+  if (!schedule.innerDims.empty()) {
+    StringRef innermost = schedule.innerDims.back();
+    unsigned widest = 0;
+    bool contiguous = false;
+    auto consider = [&](Type type) {
+      auto tensor = llvm::dyn_cast<NamedTensorType>(type);
+      if (!tensor || !tensor.hasDim(innermost))
+        return;
+      widest = std::max(widest, tensor.getElementByteWidth());
+      contiguous |= tensor.getDimNames().back().getValue() == innermost;
+    };
+    for (Operation *op : ops) {
+      for (Value operand : op->getOperands())
+        consider(operand.getType());
+      for (Value result : op->getResults())
+        consider(result.getType());
+    }
+    int64_t width = widest ? 16 / widest : 1;
+    if (contiguous && schedule.innerSizes.back() % width == 0)
+      schedule.vectorWidth = width;
+  }
+
+  int64_t groups = ceilDiv(schedule.innerCount, schedule.vectorWidth);
+  if (schedule.mode == ScheduleMode::Elementwise) {
+    schedule.threadsPerBlock = std::min<int64_t>(256, roundUp(groups, 32));
+    schedule.gridSize =
+        std::min(kMaxGrid, ceilDiv(groups, schedule.threadsPerBlock));
+    schedule.elementsPerThread = schedule.vectorWidth;
+  } else {
+    schedule.threadsPerBlock = std::clamp<int64_t>(
+        roundUp(ceilDiv(groups, kGroupsPerThread), 32), 32, 1024);
+    schedule.elementsPerThread =
+        ceilDiv(groups, schedule.threadsPerBlock) * schedule.vectorWidth;
+    schedule.gridSize = std::min(kMaxGrid, schedule.outerCount);
+    if (reduced)
+      schedule.reduction = schedule.threadsPerBlock == 32
+                               ? ReductionStrategy::Warp
+                               : ReductionStrategy::Block;
+  }
+  return schedule;
+}
+
+OpDomain mlir::sluice::domainOf(Operation *op, const KernelSchedule &schedule) {
+  if (schedule.mode == ScheduleMode::Elementwise)
+    return OpDomain::Full;
+  NamedTensorType type = domainType(op);
+  return type.getRank() ==
+                 schedule.outerDims.size() + schedule.innerDims.size()
+             ? OpDomain::Full
+             : OpDomain::Outer;
+}
+
+FailureOr<KernelSchedule> mlir::sluice::scheduleKernel(KernelOp kernel) {
+  if (kernel.getKind() != KernelKind::fused)
+    return kernel.emitOpError()
+           << "is a gemm kernel; only fused kernels have a thread schedule";
+  SmallVector<Operation *> ops;
+  for (Operation &op : kernel.getBlock().without_terminator()) {
+    // A rename of an input is a view: it reads the input's memory.
+    if (auto rename = llvm::dyn_cast<RenameOp>(op))
+      if (llvm::isa<BlockArgument>(rename.getInput()))
+        continue;
+    ops.push_back(&op);
+  }
+  if (ops.empty())
+    return kernel.emitOpError() << "is empty: nothing to schedule";
+  return scheduleOps(ops);
+}
+
+DictionaryAttr KernelSchedule::toAttr(MLIRContext *context) const {
+  Builder builder(context);
+  auto strings = [&](ArrayRef<std::string> names) {
+    SmallVector<StringRef> refs(names.begin(), names.end());
+    return builder.getStrArrayAttr(refs);
+  };
+  StringRef reductionName = reduction == ReductionStrategy::Warp    ? "warp"
+                            : reduction == ReductionStrategy::Block ? "block"
+                                                                    : "none";
+  SmallVector<NamedAttribute> entries = {
+      builder.getNamedAttr("mode", builder.getStringAttr(
+                                       mode == ScheduleMode::Elementwise
+                                           ? "elementwise"
+                                           : "row_block")),
+      builder.getNamedAttr("outer", strings(outerDims)),
+      builder.getNamedAttr("inner", strings(innerDims)),
+      builder.getNamedAttr("grid", builder.getI64IntegerAttr(gridSize)),
+      builder.getNamedAttr("threads",
+                           builder.getI64IntegerAttr(threadsPerBlock)),
+      builder.getNamedAttr("vector", builder.getI64IntegerAttr(vectorWidth)),
+      builder.getNamedAttr("elements_per_thread",
+                           builder.getI64IntegerAttr(elementsPerThread)),
+      builder.getNamedAttr("reduction", builder.getStringAttr(reductionName)),
+  };
+  return builder.getDictionaryAttr(entries);
+}

@@ -1,0 +1,520 @@
+//===- EmitTest.cpp - emitted CPU modules against the interpreter ---------===//
+//
+// Emits the portable C++ module of a graph, compiles it with the host
+// compiler (c++ -O2 -shared -fPIC, -fopenmp), loads it with dlopen, runs it
+// through the generic C ABI on random inputs and compares every output with
+// the reference interpreter (f32 mode): forward, then backward on the same
+// context for training graphs. Graphs come from specs (each primitive in its
+// own kernel, what `--sluice-fuse=enable=false` gives) and from hand-written
+// kernel IR with real fusion (reductions, broadcasts, dropout).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/sluice/SluicePasses.h"
+#include "sluice/Codegen/Emit.h"
+#include "sluice/Codegen/Schedule.h"
+#include "sluice/Interpreter/Interpreter.h"
+#include "sluice/Pipeline/Pipeline.h"
+#include "sluice/Runtime/sluice_runtime.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <fstream>
+#include <map>
+#include <random>
+#include <string>
+
+using namespace mlir;
+using namespace mlir::sluice;
+
+namespace {
+
+/// The repository root, from this file's path.
+std::string sourceRoot() {
+  std::string file = __FILE__;
+  return file.substr(0, file.rfind("/test/unittests/"));
+}
+
+/// Puts every computing op at the top level of each graph into its own
+/// kernel (gemm for contractions, fused otherwise), as an unfused
+/// `--sluice-fuse` would.
+void wrapEachOpInKernel(ModuleOp module) {
+  SmallVector<Operation *> ops;
+  module.walk([&](GraphOp graph) {
+    for (Operation &op : graph.getBody().front().without_terminator())
+      if (!llvm::isa<RenameOp, KernelOp>(op))
+        ops.push_back(&op);
+  });
+  for (Operation *op : ops) {
+    OpBuilder builder(op);
+    OperationState state(op->getLoc(), KernelOp::getOperationName());
+    state.addOperands(op->getOperands());
+    state.addTypes(op->getResultTypes());
+    bool isGemm = llvm::isa<ContractOp>(op);
+    state.addAttribute("kind",
+                       KernelKindAttr::get(builder.getContext(),
+                                           isGemm ? KernelKind::gemm
+                                                  : KernelKind::fused));
+    StringRef name = "op";
+    if (auto label = op->getAttrOfType<StringAttr>("sluice.name"))
+      name = label.getValue();
+    state.addAttribute("members", builder.getStrArrayAttr({name}));
+    state.addAttribute("sluice.name", builder.getStringAttr(name));
+    state.addRegion();
+    Operation *kernel = builder.create(state);
+    Block *block = new Block();
+    kernel->getRegion(0).push_back(block);
+    IRMapping mapping;
+    for (Value operand : op->getOperands())
+      mapping.map(operand, block->addArgument(operand.getType(), op->getLoc()));
+    OpBuilder inner = OpBuilder::atBlockEnd(block);
+    Operation *clone = inner.clone(*op, mapping);
+    KernelYieldOp::create(inner, op->getLoc(), clone->getResults());
+    op->replaceAllUsesWith(kernel->getResults());
+    op->erase();
+  }
+}
+
+/// A compiled, loaded module with its generic entry points.
+struct LoadedModule {
+  void *handle = nullptr;
+  int (*numPhases)() = nullptr;
+  int (*numTensors)(int) = nullptr;
+  const sluice_tensor_info *(*tensor)(int, int) = nullptr;
+  int (*create)(void **) = nullptr;
+  void (*destroy)(void *) = nullptr;
+  const char *(*lastError)(const void *) = nullptr;
+  int (*run)(void *, int, void *const *, uint64_t, sluice_stream_t) = nullptr;
+  ~LoadedModule() {
+    if (handle)
+      dlclose(handle);
+  }
+};
+
+/// Emits `module` for the CPU into a fresh directory, compiles and loads it.
+::testing::AssertionResult emitCompileLoad(ModuleOp module, StringRef name,
+                                           LoadedModule &loaded) {
+  FailureOr<EmittedModule> emitted =
+      emitModule(module, EmitTarget::Cpu, name);
+  if (failed(emitted))
+    return ::testing::AssertionFailure() << "emitModule failed";
+  SmallString<128> dir;
+  if (llvm::sys::fs::createUniqueDirectory("sluice-emit-test", dir))
+    return ::testing::AssertionFailure() << "no temporary directory";
+  for (const EmittedFile &file : emitted->files) {
+    std::ofstream out((dir + "/" + file.name).str());
+    out << file.contents;
+  }
+  std::string library = (dir + "/lib" + emitted->moduleName + "_cpu.so").str();
+  std::string command = "c++ -std=c++17 -O2 -shared -fPIC -fopenmp -Werror "
+                        "-Wall -Wno-unused-variable -Wno-unused-but-set-variable " +
+                        (dir + "/" + emitted->sourceFile).str() + " -o " +
+                        library + " 2>" + (dir + "/compile.log").str();
+  if (std::system(command.c_str()) != 0) {
+    std::ifstream log((dir + "/compile.log").str());
+    std::string text((std::istreambuf_iterator<char>(log)),
+                     std::istreambuf_iterator<char>());
+    return ::testing::AssertionFailure()
+           << "compiling " << dir.str().str() << " failed:\n"
+           << text.substr(0, 4000);
+  }
+  // RTLD_NODELETE: unloading a module (and the OpenMP runtime it pulled in)
+  // while the OpenMP worker threads idle crashes the process.
+  loaded.handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (!loaded.handle)
+    return ::testing::AssertionFailure() << "dlopen: " << dlerror();
+  auto symbol = [&](auto &slot, const char *symbolName) {
+    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(
+        dlsym(loaded.handle, symbolName));
+    return slot != nullptr;
+  };
+  if (!symbol(loaded.numPhases, "sluice_num_phases") ||
+      !symbol(loaded.numTensors, "sluice_num_tensors") ||
+      !symbol(loaded.tensor, "sluice_tensor") ||
+      !symbol(loaded.create, "sluice_create") ||
+      !symbol(loaded.destroy, "sluice_destroy") ||
+      !symbol(loaded.lastError, "sluice_last_error") ||
+      !symbol(loaded.run, "sluice_run"))
+    return ::testing::AssertionFailure() << "a generic entry point is missing";
+  // SLUICE_KEEP_EMITTED=1 keeps the directory for inspection.
+  if (std::getenv("SLUICE_KEEP_EMITTED"))
+    llvm::errs() << "emitted module kept in " << dir << "\n";
+  else
+    llvm::sys::fs::remove_directories(dir);
+  return ::testing::AssertionSuccess();
+}
+
+/// Tensors of one phase in the module's order, as f32 host buffers.
+using Tensors = std::map<std::string, std::vector<float>>;
+
+GraphOp graphOf(ModuleOp module, Phase phase) {
+  for (GraphOp graph : module.getOps<GraphOp>())
+    if (graph.getPhase() == phase)
+      return graph;
+  return {};
+}
+
+std::vector<float> randomData(int64_t count, std::mt19937 &rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> data(count);
+  for (float &x : data)
+    x = dist(rng);
+  return data;
+}
+
+/// Runs `graph` in the interpreter with arguments looked up by name.
+std::map<std::string, std::vector<double>>
+interpretByName(GraphOp graph, const std::map<std::string, Buffer> &byName,
+                uint64_t seed) {
+  std::vector<Buffer> inputs;
+  for (unsigned i = 0; i < graph.getNumArguments(); ++i)
+    inputs.push_back(byName.at(graph.getArgName(i).str()));
+  InterpreterOptions options;
+  options.precision = Precision::F32;
+  options.seed = seed;
+  auto results = interpret(graph, inputs, options);
+  std::map<std::string, std::vector<double>> out;
+  if (!results) {
+    ADD_FAILURE() << llvm::toString(results.takeError());
+    return out;
+  }
+  for (unsigned r = 0; r < graph.getNumResults(); ++r)
+    out[graph.getResultName(r).str()] = (*results)[r].data;
+  return out;
+}
+
+/// Max relative error |a - b| / max(|b|, 1) over the elements.
+double maxError(const std::vector<float> &actual,
+                const std::vector<double> &expected) {
+  double worst = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    double diff = std::fabs(actual[i] - expected[i]) /
+                  std::max(1.0, std::fabs(expected[i]));
+    if (std::isnan(diff))
+      return INFINITY;
+    worst = std::max(worst, diff);
+  }
+  return worst;
+}
+
+/// Emits, compiles and runs `module` (f32 boundary), comparing each phase's
+/// outputs with the interpreter run on `reference` (the same graphs before
+/// any kernel was formed).
+void checkAgainstInterpreter(ModuleOp module, ModuleOp reference,
+                             StringRef name, double tolerance) {
+  LoadedModule loaded;
+  ASSERT_TRUE(emitCompileLoad(module, name, loaded));
+  void *ctx = nullptr;
+  ASSERT_EQ(loaded.create(&ctx), SLUICE_OK) << loaded.lastError(ctx);
+  std::mt19937 rng(42);
+  const uint64_t seed = 1234;
+
+  // Forward: random inputs, zeroed outputs.
+  GraphOp forward = graphOf(reference, Phase::forward);
+  Tensors tensors;
+  std::map<std::string, Buffer> byName;
+  std::vector<void *> pointers;
+  ASSERT_EQ(loaded.numTensors(0),
+            static_cast<int>(forward.getNumArguments()) +
+                llvm::count_if(llvm::seq(0u, forward.getNumResults()),
+                               [&](unsigned r) {
+                                 return !forward.getResultName(r).starts_with(
+                                     "saved.");
+                               }));
+  for (int i = 0; i < loaded.numTensors(0); ++i) {
+    const sluice_tensor_info *info = loaded.tensor(0, i);
+    ASSERT_EQ(info->dtype, SLUICE_DTYPE_F32);
+    int64_t count = 1;
+    for (int d = 0; d < info->rank; ++d)
+      count *= info->dims[d];
+    tensors[info->name] = info->is_output ? std::vector<float>(count, NAN)
+                                          : randomData(count, rng);
+    pointers.push_back(tensors[info->name].data());
+  }
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
+    std::string argName = forward.getArgName(i).str();
+    Buffer buffer{llvm::cast<NamedTensorType>(forward.getArgumentTypes()[i]),
+                  {}};
+    buffer.data.assign(tensors[argName].begin(), tensors[argName].end());
+    byName[argName] = buffer;
+  }
+  ASSERT_EQ(loaded.run(ctx, 0, pointers.data(), seed, nullptr), SLUICE_OK)
+      << loaded.lastError(ctx);
+  auto expected = interpretByName(forward, byName, seed);
+  for (int i = 0; i < loaded.numTensors(0); ++i) {
+    const sluice_tensor_info *info = loaded.tensor(0, i);
+    if (info->is_output)
+      EXPECT_LE(maxError(tensors[info->name], expected[info->name]), tolerance)
+          << "forward output " << info->name;
+  }
+
+  GraphOp backward = graphOf(reference, Phase::backward);
+  if (backward) {
+    ASSERT_EQ(loaded.numPhases(), 2);
+    // The interpreter's backward reads the saved tensors the interpreter's
+    // forward produced; the module reads its own from the arena.
+    for (auto &[savedName, data] : expected)
+      if (StringRef(savedName).starts_with("saved."))
+        for (unsigned r = 0; r < forward.getNumResults(); ++r)
+          if (forward.getResultName(r) == savedName)
+            byName[savedName] = Buffer{
+                llvm::cast<NamedTensorType>(forward.getResultTypes()[r]),
+                data};
+    std::vector<void *> backwardPointers;
+    Tensors backwardTensors;
+    for (int i = 0; i < loaded.numTensors(1); ++i) {
+      const sluice_tensor_info *info = loaded.tensor(1, i);
+      int64_t count = 1;
+      for (int d = 0; d < info->rank; ++d)
+        count *= info->dims[d];
+      if (tensors.count(info->name) && !info->is_output) {
+        backwardPointers.push_back(tensors[info->name].data());
+        continue;
+      }
+      backwardTensors[info->name] = info->is_output
+                                        ? std::vector<float>(count, NAN)
+                                        : randomData(count, rng);
+      backwardPointers.push_back(backwardTensors[info->name].data());
+    }
+    for (unsigned i = 0; i < backward.getNumArguments(); ++i) {
+      std::string argName = backward.getArgName(i).str();
+      if (StringRef(argName).starts_with("saved."))
+        continue;
+      Buffer buffer{
+          llvm::cast<NamedTensorType>(backward.getArgumentTypes()[i]), {}};
+      buffer.data.assign(backwardTensors[argName].begin(),
+                         backwardTensors[argName].end());
+      byName[argName] = buffer;
+    }
+    ASSERT_EQ(loaded.run(ctx, 1, backwardPointers.data(), seed, nullptr),
+              SLUICE_OK)
+        << loaded.lastError(ctx);
+    auto gradients = interpretByName(backward, byName, seed);
+    for (int i = 0; i < loaded.numTensors(1); ++i) {
+      const sluice_tensor_info *info = loaded.tensor(1, i);
+      if (info->is_output)
+        EXPECT_LE(maxError(backwardTensors[info->name],
+                           gradients[info->name]),
+                  tolerance)
+            << "backward output " << info->name;
+    }
+  }
+  // A bad phase is an argument error with a message, not a crash.
+  EXPECT_EQ(loaded.run(ctx, 7, pointers.data(), seed, nullptr),
+            SLUICE_ERROR_ARGUMENT);
+  EXPECT_NE(std::string(loaded.lastError(ctx)).find("phase 7"),
+            std::string::npos);
+  loaded.destroy(ctx);
+}
+
+/// A spec (with "training" and dropout as given) compiled by the pipeline.
+OwningOpRef<ModuleOp> compileSpec(MLIRContext &context, StringRef json) {
+  SmallString<128> path;
+  int fd;
+  if (llvm::sys::fs::createTemporaryFile("sluice-emit", "json", fd, path))
+    return nullptr;
+  {
+    llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
+    out << json;
+  }
+  FailureOr<Compilation> compilation =
+      compile(context, path, PipelineOptions());
+  llvm::sys::fs::remove(path);
+  if (failed(compilation))
+    return nullptr;
+  // What --sluice-fuse will start from: primitives only, every contraction
+  // with a GEMM mapping.
+  registerSluicePasses();
+  PassManager pm(&context);
+  if (failed(parsePassPipeline(
+          "sluice-decompose,sluice-legalize-contractions", pm)) ||
+      failed(pm.run(*compilation->module)))
+    return nullptr;
+  return std::move(compilation->module);
+}
+
+class EmitTest : public ::testing::Test {
+protected:
+  EmitTest() {
+    DialectRegistry registry;
+    registerSluiceDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+  }
+  MLIRContext context;
+};
+
+const char *kTinySpec = R"({
+  "name": "tiny-emit",
+  "dims": {"batch": 2, "seq": 4, "heads": 2, "head_dim": 4, "embed": 8, "ffn": 16},
+  "activation": "gelu",
+  "dropout": {"attention": %P, "residual": %P, "activation": 0.0},
+  "dtype": "f32",
+  "training": %T
+})";
+
+std::string tinySpec(bool training, const char *dropout) {
+  std::string text = kTinySpec;
+  for (size_t at; (at = text.find("%P")) != std::string::npos;)
+    text.replace(at, 2, dropout);
+  text.replace(text.find("%T"), 2, training ? "true" : "false");
+  return text;
+}
+
+TEST_F(EmitTest, TinyInferenceOneKernelPerOpMatchesInterpreter) {
+  OwningOpRef<ModuleOp> module = compileSpec(context, tinySpec(false, "0.0"));
+  ASSERT_TRUE(module);
+  OwningOpRef<ModuleOp> reference = module->clone();
+  wrapEachOpInKernel(*module);
+  checkAgainstInterpreter(*module, *reference, "tiny-emit", 1e-4);
+}
+
+TEST_F(EmitTest, TinyTrainingWithDropoutMatchesInterpreter) {
+  OwningOpRef<ModuleOp> module = compileSpec(context, tinySpec(true, "0.1"));
+  ASSERT_TRUE(module);
+  OwningOpRef<ModuleOp> reference = module->clone();
+  wrapEachOpInKernel(*module);
+  checkAgainstInterpreter(*module, *reference, "tiny-emit", 1e-4);
+}
+
+/// Hand-fused kernels: a layernorm (two reductions, an outer-only map
+/// between them, broadcast scale), a softmax with dropout (max and sum,
+/// Philox) and a transpose (relayout), each one sluice.kernel.
+const char *kFusedIR = R"mlir(
+module {
+  sluice.graph @fused(%x: !sluice.tensor<[b=2, j=3, i=40], f32> {sluice.name = "x"},
+                      %g: !sluice.tensor<[i=40], f32> {sluice.name = "g"},
+                      %s: !sluice.tensor<[h=2, j=3, k=36], f32> {sluice.name = "s"})
+      -> (!sluice.tensor<[b=2, j=3, i=40], f32> {sluice.name = "y"},
+          !sluice.tensor<[b=2, j=3], f32> {sluice.name = "rstd"},
+          !sluice.tensor<[h=2, j=3, k=36], f32> {sluice.name = "p"},
+          !sluice.tensor<[i=40, b=2, j=3], f32> {sluice.name = "xt"}) {
+    %y, %rso = sluice.kernel (%x, %g) {kind = #sluice<kernel_kind fused>, members = ["ln"], sluice.name = "ln"}
+        : (!sluice.tensor<[b=2, j=3, i=40], f32>, !sluice.tensor<[i=40], f32>)
+        -> (!sluice.tensor<[b=2, j=3, i=40], f32>, !sluice.tensor<[b=2, j=3], f32>) {
+    ^bb0(%xa: !sluice.tensor<[b=2, j=3, i=40], f32>, %ga: !sluice.tensor<[i=40], f32>):
+      %sum = sluice.reduce sum %xa over ["i"] : !sluice.tensor<[b=2, j=3, i=40], f32> -> !sluice.tensor<[b=2, j=3], f32>
+      %mean = sluice.map (%sum) : (!sluice.tensor<[b=2, j=3], f32>) -> !sluice.tensor<[b=2, j=3], f32> {
+      ^bb0(%v: f32):
+        %c = arith.constant 40.0 : f32
+        %q = arith.divf %v, %c : f32
+        sluice.yield %q : f32
+      }
+      %sq = sluice.map (%xa, %mean) : (!sluice.tensor<[b=2, j=3, i=40], f32>, !sluice.tensor<[b=2, j=3], f32>) -> !sluice.tensor<[b=2, j=3, i=40], f32> {
+      ^bb0(%a: f32, %m: f32):
+        %d = arith.subf %a, %m : f32
+        %e = arith.mulf %d, %d : f32
+        sluice.yield %e : f32
+      }
+      %var = sluice.reduce sum %sq over ["i"] : !sluice.tensor<[b=2, j=3, i=40], f32> -> !sluice.tensor<[b=2, j=3], f32>
+      %rstd = sluice.map (%var) : (!sluice.tensor<[b=2, j=3], f32>) -> !sluice.tensor<[b=2, j=3], f32> {
+      ^bb0(%v: f32):
+        %c = arith.constant 40.0 : f32
+        %eps = arith.constant 1.0e-5 : f32
+        %q = arith.divf %v, %c : f32
+        %w = arith.addf %q, %eps : f32
+        %rs = math.rsqrt %w : f32
+        sluice.yield %rs : f32
+      }
+      %out = sluice.map (%xa, %mean, %rstd, %ga) : (!sluice.tensor<[b=2, j=3, i=40], f32>, !sluice.tensor<[b=2, j=3], f32>, !sluice.tensor<[b=2, j=3], f32>, !sluice.tensor<[i=40], f32>) -> !sluice.tensor<[b=2, j=3, i=40], f32> {
+      ^bb0(%a: f32, %m: f32, %r: f32, %gv: f32):
+        %d = arith.subf %a, %m : f32
+        %n = arith.mulf %d, %r : f32
+        %o = arith.mulf %n, %gv : f32
+        sluice.yield %o : f32
+      }
+      sluice.kernel_yield %out, %rstd : !sluice.tensor<[b=2, j=3, i=40], f32>, !sluice.tensor<[b=2, j=3], f32>
+    }
+    %p = sluice.kernel (%s) {kind = #sluice<kernel_kind fused>, members = ["softmax"], sluice.name = "softmax"}
+        : (!sluice.tensor<[h=2, j=3, k=36], f32>) -> !sluice.tensor<[h=2, j=3, k=36], f32> {
+    ^bb0(%sa: !sluice.tensor<[h=2, j=3, k=36], f32>):
+      %mx = sluice.reduce max %sa over ["k"] : !sluice.tensor<[h=2, j=3, k=36], f32> -> !sluice.tensor<[h=2, j=3], f32>
+      %ex = sluice.map (%sa, %mx) {index_dims = ["j", "k"]} : (!sluice.tensor<[h=2, j=3, k=36], f32>, !sluice.tensor<[h=2, j=3], f32>) -> !sluice.tensor<[h=2, j=3, k=36], f32> {
+      ^bb0(%a: f32, %m: f32, %jj: index, %kk: index):
+        %d = arith.subf %a, %m : f32
+        %e = math.exp %d : f32
+        %late = arith.cmpi sgt, %kk, %jj : index
+        %z = arith.constant 0.0 : f32
+        %r = arith.select %late, %z, %e : f32
+        sluice.yield %r : f32
+      }
+      %sm = sluice.reduce sum %ex over ["k"] : !sluice.tensor<[h=2, j=3, k=36], f32> -> !sluice.tensor<[h=2, j=3], f32>
+      %mask = sluice.random_mask {probability = 0.25 : f64, stream = 5 : i64} : !sluice.tensor<[h=2, j=3, k=36], f32>
+      %pr = sluice.map (%ex, %sm, %mask) : (!sluice.tensor<[h=2, j=3, k=36], f32>, !sluice.tensor<[h=2, j=3], f32>, !sluice.tensor<[h=2, j=3, k=36], f32>) -> !sluice.tensor<[h=2, j=3, k=36], f32> {
+      ^bb0(%e: f32, %t: f32, %mk: f32):
+        %q = arith.divf %e, %t : f32
+        %w = arith.mulf %q, %mk : f32
+        sluice.yield %w : f32
+      }
+      sluice.kernel_yield %pr : !sluice.tensor<[h=2, j=3, k=36], f32>
+    }
+    %xt = sluice.kernel (%x) {kind = #sluice<kernel_kind fused>, members = ["transpose"], sluice.name = "transpose"}
+        : (!sluice.tensor<[b=2, j=3, i=40], f32>) -> !sluice.tensor<[i=40, b=2, j=3], f32> {
+    ^bb0(%xa: !sluice.tensor<[b=2, j=3, i=40], f32>):
+      %t = sluice.relayout %xa : !sluice.tensor<[b=2, j=3, i=40], f32> -> !sluice.tensor<[i=40, b=2, j=3], f32>
+      sluice.kernel_yield %t : !sluice.tensor<[i=40, b=2, j=3], f32>
+    }
+    sluice.return %y, %rso, %p, %xt : !sluice.tensor<[b=2, j=3, i=40], f32>, !sluice.tensor<[b=2, j=3], f32>, !sluice.tensor<[h=2, j=3, k=36], f32>, !sluice.tensor<[i=40, b=2, j=3], f32>
+  }
+}
+)mlir";
+
+TEST_F(EmitTest, HandFusedKernelsMatchInterpreter) {
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(kFusedIR, &context);
+  ASSERT_TRUE(module);
+  checkAgainstInterpreter(*module, *module, "fused", 1e-5);
+}
+
+TEST_F(EmitTest, SchedulesOfHandFusedKernels) {
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(kFusedIR, &context);
+  ASSERT_TRUE(module);
+  std::vector<KernelSchedule> schedules;
+  module->walk([&](KernelOp kernel) {
+    FailureOr<KernelSchedule> schedule = scheduleKernel(kernel);
+    ASSERT_TRUE(succeeded(schedule));
+    schedules.push_back(*schedule);
+  });
+  ASSERT_EQ(schedules.size(), 3u);
+  // Layernorm: one block per (b, j), 40 = 10 groups of 4 -> one warp.
+  EXPECT_EQ(schedules[0].mode, ScheduleMode::RowBlock);
+  EXPECT_EQ(schedules[0].outerCount, 6);
+  EXPECT_EQ(schedules[0].innerCount, 40);
+  EXPECT_EQ(schedules[0].vectorWidth, 4);
+  EXPECT_EQ(schedules[0].reduction, ReductionStrategy::Warp);
+  // The transpose: element-wise; its innermost dim j (3) allows no vector.
+  EXPECT_EQ(schedules[2].mode, ScheduleMode::Elementwise);
+  EXPECT_EQ(schedules[2].vectorWidth, 1);
+}
+
+TEST_F(EmitTest, UnfusedOpIsAnErrorNamingIt) {
+  OwningOpRef<ModuleOp> module = compileSpec(context, tinySpec(false, "0.0"));
+  ASSERT_TRUE(module);
+  std::string message;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diagnostic) {
+    message = diagnostic.str();
+    return success();
+  });
+  EXPECT_TRUE(failed(emitModule(*module, EmitTarget::Cpu, "tiny")));
+  EXPECT_NE(message.find("run --sluice-fuse"), std::string::npos) << message;
+}
+
+TEST(EmitNames, ModuleNameIsSanitized) {
+  EXPECT_EQ(sanitizeModuleName("bert-large"), "bert_large");
+  EXPECT_EQ(sanitizeModuleName("a.b c_1"), "a_b_c_1");
+}
+
+} // namespace
