@@ -270,9 +270,30 @@ int main(int argc, char **argv) {
     }
   }
 
-  std::printf("{\"module\": %s, \"iterations\": %d, \"boundary_bytes\": %llu,"
-              " \"phases\": [",
-              jsonString(m.moduleName()).c_str(), iterations,
+  std::string device = "host CPU";
+  double peakGBs = 0; // unknown on the host
+#ifdef SLUICE_TIMER_CUDA
+  // Peak DRAM bandwidth: 2 transfers per memory clock (DDR) x bus width.
+  // (cudaDeviceProp::memoryClockRate is gone in CUDA 13; the attribute is
+  // not.)
+  int deviceIndex = 0, clockKHz = 0, busBits = 0;
+  check(cudaGetDevice(&deviceIndex), "cudaGetDevice");
+  cudaDeviceProp properties;
+  check(cudaGetDeviceProperties(&properties, deviceIndex),
+        "cudaGetDeviceProperties");
+  check(cudaDeviceGetAttribute(&clockKHz, cudaDevAttrMemoryClockRate,
+                               deviceIndex),
+        "cudaDeviceGetAttribute");
+  check(cudaDeviceGetAttribute(&busBits, cudaDevAttrGlobalMemoryBusWidth,
+                               deviceIndex),
+        "cudaDeviceGetAttribute");
+  device = properties.name;
+  peakGBs = 2.0 * clockKHz * 1e3 * (busBits / 8.0) / 1e9;
+#endif
+  std::printf("{\"module\": %s, \"device\": %s, \"peak_gbs\": %.1f, "
+              "\"iterations\": %d, \"boundary_bytes\": %llu, \"phases\": [",
+              jsonString(m.moduleName()).c_str(), jsonString(device).c_str(),
+              peakGBs, iterations,
               static_cast<unsigned long long>(boundaryBytes));
   for (int phase = 0; phase < phases; ++phase) {
     const std::vector<double> &t = times[phase];

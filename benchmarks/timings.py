@@ -7,7 +7,7 @@
   timings.py kernels TIMER.json REPORT [--peak-gbs P]
       Per phase and, when the module exported sluice_profile, per kernel:
       median time, bytes from the report, achieved GB/s and the fraction of
-      the peak P.
+      the peak P (default: the peak module_timer read from the device).
 
 Bytes always come from report.json, times from module_timer; nothing is
 typed in. Phase-level bandwidth divides memory-bound bytes by the whole
@@ -64,6 +64,11 @@ def cmd_fusion(args):
 
 def cmd_kernels(args):
     timer, report = load(args.timer), load(args.report)
+    if args.peak_gbs is None and timer.get("peak_gbs"):
+        args.peak_gbs = timer["peak_gbs"]
+    print("%s on %s%s" % (timer["module"], timer.get("device", "?"),
+                          ", peak %.0f GB/s" % args.peak_gbs
+                          if args.peak_gbs else ""))
     rows = {op["name"]: op for op in kernel_rows(report)}
     for phase in timer["phases"]:
         name = phase["phase"]
