@@ -149,6 +149,28 @@ sluice.graph @shared_relayout(%q: !sluice.tensor<[b=2, j=4, h=2, p=8], f32> {slu
   sluice.return %s1, %s2 : !sluice.tensor<[b=2, h=2, j=4, k=4], f32>, !sluice.tensor<[b=2, h=2, j=4, k=4], f32>
 }
 
+// An existing relayout costs nothing: the second contraction could relayout
+// its smaller rhs, but reuses the lhs relayout made for the first instead.
+// CHECK-LABEL: sluice.graph @reuse_is_free
+// CHECK-SAME: (%[[X:.*]]: {{.*}}, %[[W1:.*]]: {{.*}}, %[[W2:.*]]: {{.*}})
+// CHECK-NEXT: %[[XL:.*]] = relayout %[[X]] {sluice.name = "c1.relayout_lhs", sluice.origin_kind = "layout"} : !sluice.tensor<[j=4, h=2, p=4], f32> -> !sluice.tensor<[j=4, p=4, h=2], f32>
+// CHECK-NEXT: contract %[[XL]], %[[W1]]
+// CHECK-NEXT: contract %[[XL]], %[[W2]]
+// CHECK-NEXT: return
+sluice.graph @reuse_is_free(%x: !sluice.tensor<[j=4, h=2, p=4], f32> {sluice.name = "x"},
+                            %w1: !sluice.tensor<[u=8, p=4, h=2], f32> {sluice.name = "w1"},
+                            %w2: !sluice.tensor<[u=2, p=4, h=2], f32> {sluice.name = "w2"})
+    -> (!sluice.tensor<[j=4, u=8], f32> {sluice.name = "y1"},
+        !sluice.tensor<[j=4, u=2], f32> {sluice.name = "y2"}) {
+  %y1 = sluice.contract %x, %w1 {sluice.name = "c1"}
+      : (!sluice.tensor<[j=4, h=2, p=4], f32>, !sluice.tensor<[u=8, p=4, h=2], f32>)
+      -> !sluice.tensor<[j=4, u=8], f32>
+  %y2 = sluice.contract %x, %w2 {sluice.name = "c2"}
+      : (!sluice.tensor<[j=4, h=2, p=4], f32>, !sluice.tensor<[u=2, p=4, h=2], f32>)
+      -> !sluice.tensor<[j=4, u=2], f32>
+  sluice.return %y1, %y2 : !sluice.tensor<[j=4, u=8], f32>, !sluice.tensor<[j=4, u=2], f32>
+}
+
 // Only the top level of a graph is legalized: a contraction inside a kernel
 // is the fusion pass's (which runs later) and is left alone.
 // CHECK-LABEL: sluice.graph @in_kernel

@@ -31,6 +31,16 @@ enum Role : unsigned { kLhs = 0, kRhs = 1, kResult = 2 };
 constexpr const char *kRoleSuffix[] = {".relayout_lhs", ".relayout_rhs",
                                        ".relayout_result"};
 
+/// Operand relayouts already made in a graph, by input and type.
+using RelayoutCache = llvm::DenseMap<std::pair<Value, Type>, Value>;
+
+/// The bytes a relayout of `type` writes (and reads).
+uint64_t relayoutBytes(NamedTensorType type) {
+  // Callers checked that the element count fits in int64_t; the byte size
+  // may still overflow, then it counts as more than any real tensor.
+  return type.getNumBytes().value_or(UINT64_MAX / 4);
+}
+
 /// Which of lhs, rhs and result to relayout, and into what.
 struct LayoutPlan {
   std::array<NamedTensorType, 3> types;
@@ -105,8 +115,7 @@ std::optional<LayoutPlan> planFor(const std::array<NamedTensorType, 3> &types,
     plan.types[role] = types[role].withLayout(canonical[role]);
     plan.relayout[role] = true;
     ++plan.count;
-    // Verified types have a byte size (the count pass rejects overflows).
-    plan.bytes += types[role].getNumBytes().value_or(UINT64_MAX / 4);
+    plan.bytes += relayoutBytes(types[role]);
   }
   if (failed(mapContraction(plan.types[kLhs], plan.types[kRhs],
                             plan.types[kResult])))
@@ -114,9 +123,11 @@ std::optional<LayoutPlan> planFor(const std::array<NamedTensorType, 3> &types,
   return plan;
 }
 
-/// The cheapest plan: fewest bytes, then fewest relayouts, then the lowest
-/// mask (lhs before rhs before result), so the choice is deterministic.
-std::optional<LayoutPlan> choosePlan(ContractOp contract) {
+/// The cheapest plan: fewest new bytes, then fewest new relayouts, then the
+/// lowest mask (lhs before rhs before result), so the choice is
+/// deterministic. An operand relayout already in `cache` costs nothing.
+std::optional<LayoutPlan> choosePlan(ContractOp contract,
+                                     const RelayoutCache &cache) {
   std::array<NamedTensorType, 3> types = {
       llvm::cast<NamedTensorType>(contract.getLhs().getType()),
       llvm::cast<NamedTensorType>(contract.getRhs().getType()),
@@ -128,6 +139,14 @@ std::optional<LayoutPlan> choosePlan(ContractOp contract) {
     std::optional<LayoutPlan> plan = planFor(types, dims, mask);
     if (!plan)
       continue;
+    for (Role role : {kLhs, kRhs}) {
+      Value operand = contract->getOperand(role);
+      if (plan->relayout[role] &&
+          cache.contains({operand, plan->types[role]})) {
+        plan->bytes -= relayoutBytes(types[role]);
+        --plan->count;
+      }
+    }
     if (!best || plan->bytes < best->bytes ||
         (plan->bytes == best->bytes && plan->count < best->count))
       best = plan;
@@ -170,16 +189,15 @@ struct LegalizeContractionsPass
     // Operand relayouts made for earlier contractions of this graph, by
     // input and type: a later contraction reading the same tensor in the
     // same layout reuses them (they precede it in the graph's one block).
-    llvm::DenseMap<std::pair<Value, Type>, Value> operandRelayouts;
+    RelayoutCache operandRelayouts;
     for (auto &[contract, name] : contracts)
       if (failed(legalize(contract, name, operandRelayouts)))
         return failure();
     return success();
   }
 
-  LogicalResult
-  legalize(ContractOp contract, StringRef name,
-           llvm::DenseMap<std::pair<Value, Type>, Value> &operandRelayouts) {
+  LogicalResult legalize(ContractOp contract, StringRef name,
+                         RelayoutCache &operandRelayouts) {
     if (succeeded(mapContraction(contract)))
       return success();
     // GEMM sizes, leading dimensions and strides are int64_t.
@@ -191,7 +209,7 @@ struct LegalizeContractionsPass
     if (!fitsGemmIndex(contract.getResult().getType()))
       return contract.emitOpError()
              << "result has more elements than a GEMM can index (2^63 - 1)";
-    std::optional<LayoutPlan> plan = choosePlan(contract);
+    std::optional<LayoutPlan> plan = choosePlan(contract, operandRelayouts);
     if (!plan)
       return contract.emitOpError()
              << "has no strided-batched GEMM mapping even with its operands "
