@@ -2,10 +2,8 @@
 
 #include "sluice/Pipeline/CompileModule.h"
 
-#include "sluice/Codegen/Toolchain.h"
-#ifdef SLUICE_HAVE_EMIT
 #include "sluice/Codegen/Emit.h"
-#endif
+#include "sluice/Codegen/Toolchain.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringMap.h"
@@ -59,7 +57,6 @@ static llvm::StringRef targetLabel(bool cuda) { return cuda ? "CUDA" : "CPU"; }
 /// legalize the IR it is given).
 static llvm::Expected<EmittedSources> emitSources(ModuleOp module, bool cuda,
                                                   llvm::StringRef name) {
-#ifdef SLUICE_HAVE_EMIT
   OwningOpRef<ModuleOp> copy(module.clone());
   FailureOr<EmittedModule> emitted =
       emitModule(*copy, cuda ? EmitTarget::Cuda : EmitTarget::Cpu, name);
@@ -71,13 +68,6 @@ static llvm::Expected<EmittedSources> emitSources(ModuleOp module, bool cuda,
     sources.files.push_back({file.name, file.contents});
   sources.sourceFile = emitted->sourceFile;
   return sources;
-#else
-  (void)module;
-  return makeError("cannot emit the " + targetLabel(cuda) + " module of '" +
-                   name +
-                   "': this sluicec was built without the code emitter "
-                   "(lib/Codegen/Emit)");
-#endif
 }
 
 static llvm::Error writeFile(llvm::StringRef filePath,
