@@ -3,14 +3,16 @@
 // The mapping's numbers for the contractions of a transformer layer, the
 // epilogue legality helpers, and the proof: on random contractions, a naive
 // column-major strided-batched GEMM run with the mapping's parameters on the
-// row-major buffers equals an einsum by names. Then --sluice-legalize-
-// contractions: every random contraction maps afterwards, and the reference
-// interpreter gives the same results before and after.
+// row-major buffers equals an einsum by names, and so does the C++
+// backend's sluice_cpu_gemm given the same parameters. Then
+// --sluice-legalize-contractions: every random contraction maps afterwards,
+// and the reference interpreter gives the same results before and after.
 //
 //===----------------------------------------------------------------------===//
 
 #include "sluice/Codegen/GemmMapping.h"
 #include "sluice/Interpreter/Interpreter.h"
+#include "sluice/Runtime/sluice_cpu_gemm.h"
 #include "sluice/Spec/EncoderBuilder.h"
 
 #include "dialects/sluice/SluiceDialect.h"
@@ -511,6 +513,21 @@ TEST_F(GemmMappingTest, ReferenceGemmEqualsEinsumOnRandomContractions) {
       ASSERT_EQ(written[i], 1) << "element " << i;
       ASSERT_NEAR(actual[i], expected[i], 1e-12) << "element " << i;
     }
+
+    // The C++ backend's GEMM (its loop nest) with the same parameters.
+    std::vector<float> lhsFloat(lhsData.begin(), lhsData.end());
+    std::vector<float> rhsFloat(rhsData.begin(), rhsData.end());
+    std::vector<float> cpu(expected.size(), NAN);
+    const std::vector<float> &a = g->aIsLhs ? lhsFloat : rhsFloat;
+    const std::vector<float> &b = g->aIsLhs ? rhsFloat : lhsFloat;
+    ASSERT_EQ(sluice_cpu_gemm(g->transA, g->transB, g->m, g->n, g->k,
+                              static_cast<float>(g->alpha), a.data(), g->lda,
+                              g->strideA, b.data(), g->ldb, g->strideB,
+                              cpu.data(), g->ldc, g->strideC, g->batchCount),
+              0);
+    for (size_t i = 0; i < expected.size(); ++i)
+      ASSERT_NEAR(cpu[i], expected[i], 1e-5)
+          << "sluice_cpu_gemm, element " << i;
   }
   // The generator must exercise the interesting cases.
   EXPECT_GT(mapped, 150);
