@@ -41,11 +41,8 @@ using namespace mlir::sluice;
 
 namespace {
 
-/// The repository root, from this file's path.
-std::string sourceRoot() {
-  std::string file = __FILE__;
-  return file.substr(0, file.rfind("/test/unittests/"));
-}
+/// test/ in the source tree (SLUICE_TEST_SOURCE_DIR, set by CMake).
+std::string testSourceDir() { return SLUICE_TEST_SOURCE_DIR; }
 
 /// Puts every computing op at the top level of each graph into its own
 /// kernel (gemm for contractions, fused otherwise), as an unfused
@@ -389,101 +386,29 @@ TEST_F(EmitTest, TinyTrainingWithDropoutMatchesInterpreter) {
   checkAgainstInterpreter(*module, *reference, "tiny-emit", 1e-4);
 }
 
-/// Hand-fused kernels: a layernorm (two reductions, an outer-only map
-/// between them, broadcast scale), a softmax with dropout (max and sum,
-/// Philox) and a transpose (relayout), each one sluice.kernel.
-const char *kFusedIR = R"mlir(
-module {
-  sluice.graph @fused(%x: !sluice.tensor<[b=2, j=3, i=40], f32> {sluice.name = "x"},
-                      %g: !sluice.tensor<[i=40], f32> {sluice.name = "g"},
-                      %s: !sluice.tensor<[h=2, j=3, k=36], f32> {sluice.name = "s"})
-      -> (!sluice.tensor<[b=2, j=3, i=40], f32> {sluice.name = "y"},
-          !sluice.tensor<[b=2, j=3], f32> {sluice.name = "rstd"},
-          !sluice.tensor<[h=2, j=3, k=36], f32> {sluice.name = "p"},
-          !sluice.tensor<[i=40, b=2, j=3], f32> {sluice.name = "xt"}) {
-    %y, %rso = sluice.kernel (%x, %g) {kind = #sluice<kernel_kind fused>, members = ["ln"], sluice.name = "ln"}
-        : (!sluice.tensor<[b=2, j=3, i=40], f32>, !sluice.tensor<[i=40], f32>)
-        -> (!sluice.tensor<[b=2, j=3, i=40], f32>, !sluice.tensor<[b=2, j=3], f32>) {
-    ^bb0(%xa: !sluice.tensor<[b=2, j=3, i=40], f32>, %ga: !sluice.tensor<[i=40], f32>):
-      %sum = sluice.reduce sum %xa over ["i"] : !sluice.tensor<[b=2, j=3, i=40], f32> -> !sluice.tensor<[b=2, j=3], f32>
-      %mean = sluice.map (%sum) : (!sluice.tensor<[b=2, j=3], f32>) -> !sluice.tensor<[b=2, j=3], f32> {
-      ^bb0(%v: f32):
-        %c = arith.constant 40.0 : f32
-        %q = arith.divf %v, %c : f32
-        sluice.yield %q : f32
-      }
-      %sq = sluice.map (%xa, %mean) : (!sluice.tensor<[b=2, j=3, i=40], f32>, !sluice.tensor<[b=2, j=3], f32>) -> !sluice.tensor<[b=2, j=3, i=40], f32> {
-      ^bb0(%a: f32, %m: f32):
-        %d = arith.subf %a, %m : f32
-        %e = arith.mulf %d, %d : f32
-        sluice.yield %e : f32
-      }
-      %var = sluice.reduce sum %sq over ["i"] : !sluice.tensor<[b=2, j=3, i=40], f32> -> !sluice.tensor<[b=2, j=3], f32>
-      %rstd = sluice.map (%var) : (!sluice.tensor<[b=2, j=3], f32>) -> !sluice.tensor<[b=2, j=3], f32> {
-      ^bb0(%v: f32):
-        %c = arith.constant 40.0 : f32
-        %eps = arith.constant 1.0e-5 : f32
-        %q = arith.divf %v, %c : f32
-        %w = arith.addf %q, %eps : f32
-        %rs = math.rsqrt %w : f32
-        sluice.yield %rs : f32
-      }
-      %out = sluice.map (%xa, %mean, %rstd, %ga) : (!sluice.tensor<[b=2, j=3, i=40], f32>, !sluice.tensor<[b=2, j=3], f32>, !sluice.tensor<[b=2, j=3], f32>, !sluice.tensor<[i=40], f32>) -> !sluice.tensor<[b=2, j=3, i=40], f32> {
-      ^bb0(%a: f32, %m: f32, %r: f32, %gv: f32):
-        %d = arith.subf %a, %m : f32
-        %n = arith.mulf %d, %r : f32
-        %o = arith.mulf %n, %gv : f32
-        sluice.yield %o : f32
-      }
-      sluice.kernel_yield %out, %rstd : !sluice.tensor<[b=2, j=3, i=40], f32>, !sluice.tensor<[b=2, j=3], f32>
-    }
-    %p = sluice.kernel (%s) {kind = #sluice<kernel_kind fused>, members = ["softmax"], sluice.name = "softmax"}
-        : (!sluice.tensor<[h=2, j=3, k=36], f32>) -> !sluice.tensor<[h=2, j=3, k=36], f32> {
-    ^bb0(%sa: !sluice.tensor<[h=2, j=3, k=36], f32>):
-      %mx = sluice.reduce max %sa over ["k"] : !sluice.tensor<[h=2, j=3, k=36], f32> -> !sluice.tensor<[h=2, j=3], f32>
-      %ex = sluice.map (%sa, %mx) {index_dims = ["j", "k"]} : (!sluice.tensor<[h=2, j=3, k=36], f32>, !sluice.tensor<[h=2, j=3], f32>) -> !sluice.tensor<[h=2, j=3, k=36], f32> {
-      ^bb0(%a: f32, %m: f32, %jj: index, %kk: index):
-        %d = arith.subf %a, %m : f32
-        %e = math.exp %d : f32
-        %late = arith.cmpi sgt, %kk, %jj : index
-        %z = arith.constant 0.0 : f32
-        %r = arith.select %late, %z, %e : f32
-        sluice.yield %r : f32
-      }
-      %sm = sluice.reduce sum %ex over ["k"] : !sluice.tensor<[h=2, j=3, k=36], f32> -> !sluice.tensor<[h=2, j=3], f32>
-      %mask = sluice.random_mask {probability = 0.25 : f64, stream = 5 : i64} : !sluice.tensor<[h=2, j=3, k=36], f32>
-      %pr = sluice.map (%ex, %sm, %mask) : (!sluice.tensor<[h=2, j=3, k=36], f32>, !sluice.tensor<[h=2, j=3], f32>, !sluice.tensor<[h=2, j=3, k=36], f32>) -> !sluice.tensor<[h=2, j=3, k=36], f32> {
-      ^bb0(%e: f32, %t: f32, %mk: f32):
-        %q = arith.divf %e, %t : f32
-        %w = arith.mulf %q, %mk : f32
-        sluice.yield %w : f32
-      }
-      sluice.kernel_yield %pr : !sluice.tensor<[h=2, j=3, k=36], f32>
-    }
-    %xt = sluice.kernel (%x) {kind = #sluice<kernel_kind fused>, members = ["transpose"], sluice.name = "transpose"}
-        : (!sluice.tensor<[b=2, j=3, i=40], f32>) -> !sluice.tensor<[i=40, b=2, j=3], f32> {
-    ^bb0(%xa: !sluice.tensor<[b=2, j=3, i=40], f32>):
-      %t = sluice.relayout %xa : !sluice.tensor<[b=2, j=3, i=40], f32> -> !sluice.tensor<[i=40, b=2, j=3], f32>
-      sluice.kernel_yield %t : !sluice.tensor<[i=40, b=2, j=3], f32>
-    }
-    sluice.return %y, %rso, %p, %xt : !sluice.tensor<[b=2, j=3, i=40], f32>, !sluice.tensor<[b=2, j=3], f32>, !sluice.tensor<[h=2, j=3, k=36], f32>, !sluice.tensor<[i=40, b=2, j=3], f32>
-  }
+/// Hand-fused kernels (test/Codegen/emit-kernels.mlir, which also pins the
+/// emitted text): a layernorm (two reductions, an outer-only map between
+/// them, broadcast scale), a causal softmax with dropout (max and sum,
+/// Philox), a transpose (relayout), a GEMM with a bias+gelu epilogue and a
+/// GEMM with a bias-gradient result.
+OwningOpRef<ModuleOp> parseHandFused(MLIRContext &context) {
+  return parseSourceFile<ModuleOp>(
+      testSourceDir() + "/Codegen/emit-kernels.mlir", &context);
 }
-)mlir";
 
 TEST_F(EmitTest, HandFusedKernelsMatchInterpreter) {
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(kFusedIR, &context);
+  OwningOpRef<ModuleOp> module = parseHandFused(context);
   ASSERT_TRUE(module);
   checkAgainstInterpreter(*module, *module, "fused", 1e-5);
 }
 
 TEST_F(EmitTest, SchedulesOfHandFusedKernels) {
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(kFusedIR, &context);
+  OwningOpRef<ModuleOp> module = parseHandFused(context);
   ASSERT_TRUE(module);
   std::vector<KernelSchedule> schedules;
   module->walk([&](KernelOp kernel) {
+    if (kernel.getKind() != KernelKind::fused)
+      return;
     FailureOr<KernelSchedule> schedule = scheduleKernel(kernel);
     ASSERT_TRUE(succeeded(schedule));
     schedules.push_back(*schedule);
@@ -510,6 +435,46 @@ TEST_F(EmitTest, UnfusedOpIsAnErrorNamingIt) {
   });
   EXPECT_TRUE(failed(emitModule(*module, EmitTarget::Cpu, "tiny")));
   EXPECT_NE(message.find("run --sluice-fuse"), std::string::npos) << message;
+}
+
+/// Writes the CUDA module of `module` and compiles it with nvcc for sm_90
+/// into a shared library (skipped without /usr/local/cuda/bin/nvcc).
+void checkNvccCompiles(ModuleOp module, StringRef name) {
+  const char *nvcc = "/usr/local/cuda/bin/nvcc";
+  if (!llvm::sys::fs::can_execute(nvcc))
+    GTEST_SKIP() << "no nvcc at " << nvcc;
+  FailureOr<EmittedModule> emitted =
+      emitModule(module, EmitTarget::Cuda, name);
+  ASSERT_TRUE(succeeded(emitted));
+  SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("sluice-emit-cuda", dir));
+  for (const EmittedFile &file : emitted->files) {
+    std::ofstream out((dir + "/" + file.name).str());
+    out << file.contents;
+  }
+  std::string command =
+      std::string(nvcc) + " -arch=sm_90 -shared -Xcompiler -fPIC " +
+      (dir + "/" + emitted->sourceFile).str() + " -o " +
+      (dir + "/lib" + emitted->moduleName + ".so").str() +
+      " -lcublasLt -lcublas 2>" + (dir + "/nvcc.log").str();
+  int status = std::system(command.c_str());
+  std::ifstream log((dir + "/nvcc.log").str());
+  std::string text((std::istreambuf_iterator<char>(log)),
+                   std::istreambuf_iterator<char>());
+  EXPECT_EQ(status, 0) << "nvcc failed in " << dir.str().str() << ":\n"
+                       << text.substr(0, 6000);
+  if (status == 0 && !std::getenv("SLUICE_KEEP_EMITTED"))
+    llvm::sys::fs::remove_directories(dir);
+}
+
+TEST_F(EmitTest, CudaModulesCompileWithNvcc) {
+  OwningOpRef<ModuleOp> training = compileSpec(context, tinySpec(true, "0.1"));
+  ASSERT_TRUE(training);
+  wrapEachOpInKernel(*training);
+  checkNvccCompiles(*training, "tiny-emit");
+  OwningOpRef<ModuleOp> fused = parseHandFused(context);
+  ASSERT_TRUE(fused);
+  checkNvccCompiles(*fused, "fused");
 }
 
 TEST(EmitNames, ModuleNameIsSanitized) {

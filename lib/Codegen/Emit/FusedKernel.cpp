@@ -28,6 +28,8 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
+#include <climits>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::sluice;
@@ -382,6 +384,20 @@ LogicalResult CoreEmitter::emit() {
     unsigned available = llvm::isa<ReduceOp>(op) ? stage + 1 : stage;
     valueStage[op->getResult(0)] = available;
     maxStage = std::max(maxStage, available);
+  }
+  // A random mask reads nothing: draw it where it is first used rather
+  // than keeping it in registers from stage 0.
+  for (Operation *op : group.ops) {
+    if (!llvm::isa<RandomMaskOp>(op))
+      continue;
+    std::optional<unsigned> first;
+    for (Operation *user : op->getResult(0).getUsers())
+      if (isMember(user))
+        first = std::min(first.value_or(UINT_MAX), opStage.lookup(user));
+    if (first) {
+      opStage[op] = *first;
+      valueStage[op->getResult(0)] = *first;
+    }
   }
   for (Operation *op : group.ops)
     for (Value operand : op->getOperands()) {

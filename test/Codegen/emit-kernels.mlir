@@ -1,0 +1,183 @@
+// Emitted code for hand-fused kernels (what --sluice-fuse makes): a
+// layernorm (two reductions, outer-only maps between them), a causal
+// softmax with dropout, a transpose, a GEMM with a bias+gelu epilogue and a
+// GEMM with a bias-gradient result. EmitTest.cpp runs the CPU module of this
+// file against the interpreter; here FileCheck pins the key lines.
+// RUN: sluicec %s --emit=cuda | FileCheck %s --check-prefix=CUDA
+// RUN: sluicec %s --emit=cpp | FileCheck %s --check-prefix=CPP
+// RUN: sluice-opt %s --sluice-schedule | FileCheck %s --check-prefix=SCHED
+
+// The layernorm: one warp per (b, j) row, 40 = 10 groups of 4 floats.
+// SCHED-LABEL: sluice.graph @fused
+// SCHED: kernel(%{{.*}}) {members = ["ln"], sluice.name = "ln", sluice.schedule = {elements_per_thread = 4 : i64, grid = 6 : i64, inner = ["i"], mode = "row_block", outer = ["b", "j"], reduction = "warp", threads = 32 : i64, vector = 4 : i64}}
+// SCHED: sluice.name = "softmax", sluice.schedule = {elements_per_thread = 4 : i64, grid = 6 : i64, inner = ["k"], mode = "row_block", outer = ["h", "j"], reduction = "warp", threads = 32 : i64, vector = 4 : i64}
+// The transpose: element-wise over its result's layout (j innermost, 3: no vector).
+// SCHED: sluice.name = "transpose", sluice.schedule = {elements_per_thread = 1 : i64, grid = 1 : i64, inner = ["i", "b", "j"], mode = "elementwise", outer = [], reduction = "none", threads = 256 : i64, vector = 1 : i64}
+// GEMM kernels get no thread schedule.
+// SCHED-NOT: sluice.schedule
+// SCHED: sluice.name = "ffn1"
+// SCHED-NOT: sluice.schedule
+
+// CUDA-LABEL: __global__ void __launch_bounds__(32) sluice_kernel_0_ln(const float *in0, const float *in1, float *out0, float *out1, uint64_t seed)
+// CUDA: for (int64_t o = blockIdx.x; o < 6LL; o += gridDim.x)
+// CUDA: sluice_load_vec<4>(ld0, in0 + (i_b * 120LL + i_j * 40LL + i_i));
+// CUDA: const float v0 = sluice_block_reduce<false, 32>(acc_v0, nullptr);
+// CUDA: sluice_store_vec<4>(out0 + (i_b * 120LL + i_j * 40LL + i_i), st0);
+// CUDA: if (t == 0) {
+// CUDA-NEXT: sluice_store(&out1[i_b * 3LL + i_j], v4);
+// CUDA-LABEL: sluice_kernel_1_softmax(
+// CUDA: sluice_block_reduce<true, 32>(acc_v0, nullptr);
+// The mask element index is row-major over the dims sorted by name (h, j, k).
+// CUDA: sluice_dropout_keep(seed, 5ULL, (uint64_t)(i_h * 108LL + i_j * 36LL + (i_k + v)), 0x1p-2) ? 1.0f : 0.0f;
+// CUDA-LABEL: sluice_kernel_2_transpose(
+// CUDA: for (int64_t g = (int64_t)blockIdx.x * 256 + threadIdx.x; g < 240LL; g += (int64_t)gridDim.x * 256)
+// The bias-gradient result of d_w1 runs as a generated reduction over (b, j).
+// CUDA-LABEL: sluice_kernel_3_d_w1_bgrad(
+// CUDA-LABEL: extern "C" int sluice_fused_create(
+// CUDA: cudaMalloc((void **)&ctx->workspace, 33554432ULL);
+// CUDA: cublasLtMatmulDescCreate(&ctx->lt_desc_0, CUBLAS_COMPUTE_32F, CUDA_R_32F)
+// CUDA: cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_GELU_BIAS;
+// CUDA-LABEL: extern "C" int sluice_fused_forward(
+// CUDA: sluice_kernel_0_ln<<<6, 32, 0, stream>>>((const float *)(args->x), (const float *)(args->g), (float *)(args->y), (float *)(args->rstd), args->seed);
+// CUDA-NEXT: SLUICE_CHECK_LAUNCH("kernel 'ln' (fused: ln)");
+// CUDA: sluice_kernel_1_softmax<<<6, 32, 0, stream>>>
+// CUDA: sluice_kernel_2_transpose<<<1, 256, 0, stream>>>
+// CUDA: SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_desc_0, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias))
+// CUDA: SLUICE_CHECK_CUBLAS(cublasLtMatmul(ctx->lt, ctx->lt_desc_0, &alpha, args->w1, ctx->lt_a_0, args->x, ctx->lt_b_0, &beta, args->h, ctx->lt_c_0, args->h, ctx->lt_c_0, NULL, ctx->workspace, ctx->workspace_bytes, stream)
+// CUDA: cublasGemmStridedBatchedEx(ctx->blas, CUBLAS_OP_N, CUBLAS_OP_T, 40, 16, 6, &alpha, args->x, CUDA_R_32F, 40, 0LL, args->dy, CUDA_R_32F, 16, 0LL, &beta, args->dw, CUDA_R_32F, 40, 0LL, 1, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)
+// CUDA: sluice_kernel_3_d_w1_bgrad<<<16, 32, 0, stream>>>((const float *)(args->dy), (float *)(args->db), args->seed);
+// CUDA-LABEL: extern "C" int sluice_num_phases(void) { return 1; }
+// CUDA: {"y", 0, 3, sluice_dims_0_6, 1},
+
+// The CPU: OpenMP over the outer points, the inner extent as one loop.
+// CPP-LABEL: static void sluice_kernel_0_ln(
+// CPP: #ifdef _OPENMP
+// CPP-NEXT: #pragma omp parallel for
+// CPP-NEXT: #endif
+// CPP-NEXT: for (int64_t o = 0; o < 6LL; ++o) {
+// CPP: for (int q = 0; q < 10; ++q) {
+// CPP: const float v0 = acc_v0;
+// The bias+gelu epilogue runs in place on the GEMM's output.
+// CPP-LABEL: static void sluice_kernel_3_ffn1_epilogue(const float *in0, const float *in1, float *out0, uint64_t seed)
+// CPP: = tanhf(
+// CPP-LABEL: extern "C" int sluice_fused_forward(
+// CPP: if (sluice_cpu_gemm(true, false, 16LL, 6LL, 40LL, alpha, (const float *)(args->w1), 40LL, 0LL, (const float *)(args->x), 40LL, 0LL, (float *)(args->h), 16LL, 0LL, 1LL))
+// CPP: sluice_kernel_3_ffn1_epilogue((const float *)(args->h), (const float *)(args->b1), (float *)(args->h), args->seed);
+
+module {
+  sluice.graph @fused(%x: !sluice.tensor<[b=2, j=3, i=40], f32> {sluice.name = "x"},
+                      %g: !sluice.tensor<[i=40], f32> {sluice.name = "g"},
+                      %s: !sluice.tensor<[h=2, j=3, k=36], f32> {sluice.name = "s"},
+                      %w1: !sluice.tensor<[u=16, i=40], f32> {sluice.name = "w1"},
+                      %b1: !sluice.tensor<[u=16], f32> {sluice.name = "b1"},
+                      %dy: !sluice.tensor<[b=2, j=3, u=16], f32> {sluice.name = "dy"})
+      -> (!sluice.tensor<[b=2, j=3, i=40], f32> {sluice.name = "y"},
+          !sluice.tensor<[b=2, j=3], f32> {sluice.name = "rstd"},
+          !sluice.tensor<[h=2, j=3, k=36], f32> {sluice.name = "p"},
+          !sluice.tensor<[i=40, b=2, j=3], f32> {sluice.name = "xt"},
+          !sluice.tensor<[b=2, j=3, u=16], f32> {sluice.name = "h"},
+          !sluice.tensor<[u=16, i=40], f32> {sluice.name = "dw"},
+          !sluice.tensor<[u=16], f32> {sluice.name = "db"}) {
+    %y, %rso = sluice.kernel (%x, %g) {kind = #sluice<kernel_kind fused>, members = ["ln"], sluice.name = "ln"}
+        : (!sluice.tensor<[b=2, j=3, i=40], f32>, !sluice.tensor<[i=40], f32>)
+        -> (!sluice.tensor<[b=2, j=3, i=40], f32>, !sluice.tensor<[b=2, j=3], f32>) {
+    ^bb0(%xa: !sluice.tensor<[b=2, j=3, i=40], f32>, %ga: !sluice.tensor<[i=40], f32>):
+      %sum = sluice.reduce sum %xa over ["i"] : !sluice.tensor<[b=2, j=3, i=40], f32> -> !sluice.tensor<[b=2, j=3], f32>
+      %mean = sluice.map (%sum) : (!sluice.tensor<[b=2, j=3], f32>) -> !sluice.tensor<[b=2, j=3], f32> {
+      ^bb0(%v: f32):
+        %c = arith.constant 40.0 : f32
+        %q = arith.divf %v, %c : f32
+        sluice.yield %q : f32
+      }
+      %sq = sluice.map (%xa, %mean) : (!sluice.tensor<[b=2, j=3, i=40], f32>, !sluice.tensor<[b=2, j=3], f32>) -> !sluice.tensor<[b=2, j=3, i=40], f32> {
+      ^bb0(%a: f32, %m: f32):
+        %d = arith.subf %a, %m : f32
+        %e = arith.mulf %d, %d : f32
+        sluice.yield %e : f32
+      }
+      %var = sluice.reduce sum %sq over ["i"] : !sluice.tensor<[b=2, j=3, i=40], f32> -> !sluice.tensor<[b=2, j=3], f32>
+      %rstd = sluice.map (%var) : (!sluice.tensor<[b=2, j=3], f32>) -> !sluice.tensor<[b=2, j=3], f32> {
+      ^bb0(%v: f32):
+        %c = arith.constant 40.0 : f32
+        %eps = arith.constant 1.0e-5 : f32
+        %q = arith.divf %v, %c : f32
+        %w = arith.addf %q, %eps : f32
+        %rs = math.rsqrt %w : f32
+        sluice.yield %rs : f32
+      }
+      %out = sluice.map (%xa, %mean, %rstd, %ga) : (!sluice.tensor<[b=2, j=3, i=40], f32>, !sluice.tensor<[b=2, j=3], f32>, !sluice.tensor<[b=2, j=3], f32>, !sluice.tensor<[i=40], f32>) -> !sluice.tensor<[b=2, j=3, i=40], f32> {
+      ^bb0(%a: f32, %m: f32, %r: f32, %gv: f32):
+        %d = arith.subf %a, %m : f32
+        %n = arith.mulf %d, %r : f32
+        %o = arith.mulf %n, %gv : f32
+        sluice.yield %o : f32
+      }
+      sluice.kernel_yield %out, %rstd : !sluice.tensor<[b=2, j=3, i=40], f32>, !sluice.tensor<[b=2, j=3], f32>
+    }
+    %p = sluice.kernel (%s) {kind = #sluice<kernel_kind fused>, members = ["softmax"], sluice.name = "softmax"}
+        : (!sluice.tensor<[h=2, j=3, k=36], f32>) -> !sluice.tensor<[h=2, j=3, k=36], f32> {
+    ^bb0(%sa: !sluice.tensor<[h=2, j=3, k=36], f32>):
+      %mx = sluice.reduce max %sa over ["k"] : !sluice.tensor<[h=2, j=3, k=36], f32> -> !sluice.tensor<[h=2, j=3], f32>
+      %ex = sluice.map (%sa, %mx) {index_dims = ["j", "k"]} : (!sluice.tensor<[h=2, j=3, k=36], f32>, !sluice.tensor<[h=2, j=3], f32>) -> !sluice.tensor<[h=2, j=3, k=36], f32> {
+      ^bb0(%a: f32, %m: f32, %jj: index, %kk: index):
+        %d = arith.subf %a, %m : f32
+        %e = math.exp %d : f32
+        %late = arith.cmpi sgt, %kk, %jj : index
+        %z = arith.constant 0.0 : f32
+        %r = arith.select %late, %z, %e : f32
+        sluice.yield %r : f32
+      }
+      %sm = sluice.reduce sum %ex over ["k"] : !sluice.tensor<[h=2, j=3, k=36], f32> -> !sluice.tensor<[h=2, j=3], f32>
+      %mask = sluice.random_mask {probability = 0.25 : f64, stream = 5 : i64} : !sluice.tensor<[h=2, j=3, k=36], f32>
+      %pr = sluice.map (%ex, %sm, %mask) : (!sluice.tensor<[h=2, j=3, k=36], f32>, !sluice.tensor<[h=2, j=3], f32>, !sluice.tensor<[h=2, j=3, k=36], f32>) -> !sluice.tensor<[h=2, j=3, k=36], f32> {
+      ^bb0(%e: f32, %t: f32, %mk: f32):
+        %q = arith.divf %e, %t : f32
+        %w = arith.mulf %q, %mk : f32
+        sluice.yield %w : f32
+      }
+      sluice.kernel_yield %pr : !sluice.tensor<[h=2, j=3, k=36], f32>
+    }
+    %xt = sluice.kernel (%x) {kind = #sluice<kernel_kind fused>, members = ["transpose"], sluice.name = "transpose"}
+        : (!sluice.tensor<[b=2, j=3, i=40], f32>) -> !sluice.tensor<[i=40, b=2, j=3], f32> {
+    ^bb0(%xa: !sluice.tensor<[b=2, j=3, i=40], f32>):
+      %t = sluice.relayout %xa : !sluice.tensor<[b=2, j=3, i=40], f32> -> !sluice.tensor<[i=40, b=2, j=3], f32>
+      sluice.kernel_yield %t : !sluice.tensor<[i=40, b=2, j=3], f32>
+    }
+    %h = sluice.kernel (%x, %w1, %b1) {kind = #sluice<kernel_kind gemm>, epilogue = "bias_gelu", members = ["ffn1", "ffn1_bias", "act"], sluice.name = "ffn1"}
+        : (!sluice.tensor<[b=2, j=3, i=40], f32>, !sluice.tensor<[u=16, i=40], f32>, !sluice.tensor<[u=16], f32>) -> !sluice.tensor<[b=2, j=3, u=16], f32> {
+    ^bb0(%xa: !sluice.tensor<[b=2, j=3, i=40], f32>, %wa: !sluice.tensor<[u=16, i=40], f32>, %ba: !sluice.tensor<[u=16], f32>):
+      %c = sluice.contract %xa, %wa : (!sluice.tensor<[b=2, j=3, i=40], f32>, !sluice.tensor<[u=16, i=40], f32>) -> !sluice.tensor<[b=2, j=3, u=16], f32>
+      %cb = sluice.map (%c, %ba) : (!sluice.tensor<[b=2, j=3, u=16], f32>, !sluice.tensor<[u=16], f32>) -> !sluice.tensor<[b=2, j=3, u=16], f32> {
+      ^bb0(%a: f32, %bv: f32):
+        %sum = arith.addf %a, %bv : f32
+        sluice.yield %sum : f32
+      }
+      %act = sluice.map (%cb) : (!sluice.tensor<[b=2, j=3, u=16], f32>) -> !sluice.tensor<[b=2, j=3, u=16], f32> {
+      ^bb0(%a: f32):
+        %half = arith.constant 0.5 : f32
+        %one = arith.constant 1.0 : f32
+        %k0 = arith.constant 0.797884583 : f32
+        %k1 = arith.constant 0.044715 : f32
+        %a2 = arith.mulf %a, %a : f32
+        %a3 = arith.mulf %a2, %a : f32
+        %t1 = arith.mulf %a3, %k1 : f32
+        %t2 = arith.addf %a, %t1 : f32
+        %t3 = arith.mulf %t2, %k0 : f32
+        %th = math.tanh %t3 : f32
+        %t4 = arith.addf %th, %one : f32
+        %t5 = arith.mulf %a, %half : f32
+        %gl = arith.mulf %t5, %t4 : f32
+        sluice.yield %gl : f32
+      }
+      sluice.kernel_yield %act : !sluice.tensor<[b=2, j=3, u=16], f32>
+    }
+    %dw, %db = sluice.kernel (%dy, %x) {kind = #sluice<kernel_kind gemm>, epilogue = "bgradb", members = ["d_w1", "d_b1"], sluice.name = "d_w1"}
+        : (!sluice.tensor<[b=2, j=3, u=16], f32>, !sluice.tensor<[b=2, j=3, i=40], f32>) -> (!sluice.tensor<[u=16, i=40], f32>, !sluice.tensor<[u=16], f32>) {
+    ^bb0(%dya: !sluice.tensor<[b=2, j=3, u=16], f32>, %xa: !sluice.tensor<[b=2, j=3, i=40], f32>):
+      %dwv = sluice.contract %dya, %xa : (!sluice.tensor<[b=2, j=3, u=16], f32>, !sluice.tensor<[b=2, j=3, i=40], f32>) -> !sluice.tensor<[u=16, i=40], f32>
+      %dbv = sluice.reduce sum %dya over ["b", "j"] : !sluice.tensor<[b=2, j=3, u=16], f32> -> !sluice.tensor<[u=16], f32>
+      sluice.kernel_yield %dwv, %dbv : !sluice.tensor<[u=16, i=40], f32>, !sluice.tensor<[u=16], f32>
+    }
+    sluice.return %y, %rso, %p, %xt, %h, %dw, %db : !sluice.tensor<[b=2, j=3, i=40], f32>, !sluice.tensor<[b=2, j=3], f32>, !sluice.tensor<[h=2, j=3, k=36], f32>, !sluice.tensor<[i=40, b=2, j=3], f32>, !sluice.tensor<[b=2, j=3, u=16], f32>, !sluice.tensor<[u=16, i=40], f32>, !sluice.tensor<[u=16], f32>
+  }
+}
