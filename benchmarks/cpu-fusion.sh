@@ -21,7 +21,8 @@ trap 'rm -rf "$work"' EXIT
 
 "$cxx" -O2 -std=c++17 "$root/benchmarks/module_timer.cpp" -o "$work/module_timer" -ldl
 
-name="$($python -c 'import json, re, sys; n = json.load(open(sys.argv[1])).get("name") or re.sub(r"\.json$", "", sys.argv[1].split("/")[-1]); print(n)' "$spec")"
+# The module name as the emitter spells its files: [A-Za-z0-9_] only.
+name="$($python -c 'import json, re, sys; n = json.load(open(sys.argv[1])).get("name") or re.sub(r"\.json$", "", sys.argv[1].split("/")[-1]); print(re.sub(r"[^A-Za-z0-9_]", "_", n))' "$spec")"
 echo "spec: $spec (module $name), $iterations iterations, $(nproc) cores"
 
 start=$(date +%s)

@@ -8,6 +8,7 @@
 
 #include "sluice/Codegen/LoadedModule.h"
 #include "sluice/Codegen/Toolchain.h"
+#include "sluice/Pipeline/CompileModule.h"
 #include "sluice/Pipeline/RunCompiled.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -125,6 +126,12 @@ TEST(ToolchainCommands, CudaArch) {
   EXPECT_FALSE(isCudaArch("sm_"));
   EXPECT_FALSE(isCudaArch("compute_80"));
   EXPECT_FALSE(isCudaArch("sm_8x"));
+}
+
+TEST(ToolchainCommands, LibraryNamesFollowTheEmittedFiles) {
+  EXPECT_EQ(getCudaLibraryName("bert-large"), "libbert_large.so");
+  EXPECT_EQ(getCpuLibraryName("bert-large"), "libbert_large_cpu.so");
+  EXPECT_EQ(getCpuLibraryName("tiny"), "libtiny_cpu.so");
 }
 
 TEST(ToolchainCommands, NvccFromEnvironment) {

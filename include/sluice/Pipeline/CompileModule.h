@@ -31,9 +31,11 @@ struct CompileOptions {
   std::string arch = "sm_80";
 };
 
-/// The file name of the CUDA library of module `name` (lib<name>.so).
+/// The file name of the CUDA library of module `name`: lib<N>.so, where <N>
+/// is `name` as the emitter spells its files (every character outside
+/// [A-Za-z0-9_] replaced by '_': bert-large -> libbert_large.so).
 std::string getCudaLibraryName(llvm::StringRef name);
-/// The file name of the CPU library of module `name` (lib<name>_cpu.so).
+/// The file name of the CPU library of module `name` (lib<N>_cpu.so).
 std::string getCpuLibraryName(llvm::StringRef name);
 
 /// Emits and compiles `module` (the pipeline's output) as `name`. Emitter
