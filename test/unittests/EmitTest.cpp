@@ -15,6 +15,7 @@
 #include "sluice/Codegen/Schedule.h"
 #include "sluice/Interpreter/Interpreter.h"
 #include "sluice/Pipeline/Pipeline.h"
+#include "sluice/Runtime/sluice_kernels.h"
 #include "sluice/Runtime/sluice_runtime.h"
 
 #include "mlir/IR/Builders.h"
@@ -153,22 +154,74 @@ struct LoadedModule {
   return ::testing::AssertionSuccess();
 }
 
-/// Tensors of one phase in the module's order, as f32 host buffers.
-using Tensors = std::map<std::string, std::vector<float>>;
+/// A boundary tensor on the host: its values (exactly representable in its
+/// element type) and the bytes the module reads or writes.
+struct HostTensor {
+  int dtype = SLUICE_DTYPE_F32;
+  std::vector<float> values;
+  std::vector<uint16_t> halfBits;
+
+  void *data() {
+    return dtype == SLUICE_DTYPE_F32 ? static_cast<void *>(values.data())
+                                     : static_cast<void *>(halfBits.data());
+  }
+  /// Stores `input` rounded to the element type.
+  void assign(std::vector<float> input) {
+    values = std::move(input);
+    if (dtype == SLUICE_DTYPE_F32)
+      return;
+    halfBits.resize(values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (dtype == SLUICE_DTYPE_F16) {
+        sluice_f16 h;
+        sluice_store(&h, values[i]);
+        halfBits[i] = h.bits;
+        values[i] = sluice_to_f32(h);
+      } else {
+        sluice_bf16 h;
+        sluice_store(&h, values[i]);
+        halfBits[i] = h.bits;
+        values[i] = sluice_to_f32(h);
+      }
+    }
+  }
+  /// Reads back what the module wrote.
+  const std::vector<float> &read() {
+    if (dtype == SLUICE_DTYPE_F16)
+      for (size_t i = 0; i < values.size(); ++i)
+        values[i] = sluice_to_f32(sluice_f16{halfBits[i]});
+    else if (dtype == SLUICE_DTYPE_BF16)
+      for (size_t i = 0; i < values.size(); ++i)
+        values[i] = sluice_to_f32(sluice_bf16{halfBits[i]});
+    return values;
+  }
+};
+using Tensors = std::map<std::string, HostTensor>;
+
+/// A tensor for `info`: random inputs in [-1, 1), NaN-filled outputs.
+HostTensor makeTensor(const sluice_tensor_info *info, std::mt19937 &rng) {
+  int64_t count = 1;
+  for (int d = 0; d < info->rank; ++d)
+    count *= info->dims[d];
+  HostTensor tensor;
+  tensor.dtype = info->dtype;
+  if (info->is_output) {
+    tensor.assign(std::vector<float>(count, NAN));
+    return tensor;
+  }
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> data(count);
+  for (float &x : data)
+    x = dist(rng);
+  tensor.assign(std::move(data));
+  return tensor;
+}
 
 GraphOp graphOf(ModuleOp module, Phase phase) {
   for (GraphOp graph : module.getOps<GraphOp>())
     if (graph.getPhase() == phase)
       return graph;
   return {};
-}
-
-std::vector<float> randomData(int64_t count, std::mt19937 &rng) {
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> data(count);
-  for (float &x : data)
-    x = dist(rng);
-  return data;
 }
 
 /// Runs `graph` in the interpreter with arguments looked up by name.
@@ -196,6 +249,8 @@ interpretByName(GraphOp graph, const std::map<std::string, Buffer> &byName,
 double maxError(const std::vector<float> &actual,
                 const std::vector<double> &expected) {
   double worst = 0;
+  if (actual.size() != expected.size())
+    return INFINITY;
   for (size_t i = 0; i < expected.size(); ++i) {
     double diff = std::fabs(actual[i] - expected[i]) /
                   std::max(1.0, std::fabs(expected[i]));
@@ -203,12 +258,15 @@ double maxError(const std::vector<float> &actual,
       return INFINITY;
     worst = std::max(worst, diff);
   }
+  if (std::getenv("SLUICE_PRINT_ERRORS"))
+    llvm::errs() << "max relative error " << worst << " over "
+                 << expected.size() << " elements\n";
   return worst;
 }
 
-/// Emits, compiles and runs `module` (f32 boundary), comparing each phase's
-/// outputs with the interpreter run on `reference` (the same graphs before
-/// any kernel was formed).
+/// Emits, compiles and runs `module`, comparing each phase's outputs with
+/// the interpreter (f32 mode) run on `reference` (the same graphs before any
+/// kernel was formed).
 void checkAgainstInterpreter(ModuleOp module, ModuleOp reference,
                              StringRef name, double tolerance) {
   LoadedModule loaded;
@@ -217,12 +275,14 @@ void checkAgainstInterpreter(ModuleOp module, ModuleOp reference,
   ASSERT_EQ(loaded.create(&ctx), SLUICE_OK) << loaded.lastError(ctx);
   std::mt19937 rng(42);
   const uint64_t seed = 1234;
+  auto bufferOf = [](Type type, const std::vector<float> &values) {
+    Buffer buffer{llvm::cast<NamedTensorType>(type), {}};
+    buffer.data.assign(values.begin(), values.end());
+    return buffer;
+  };
 
-  // Forward: random inputs, zeroed outputs.
+  // Forward: random inputs, NaN-filled outputs.
   GraphOp forward = graphOf(reference, Phase::forward);
-  Tensors tensors;
-  std::map<std::string, Buffer> byName;
-  std::vector<void *> pointers;
   ASSERT_EQ(loaded.numTensors(0),
             static_cast<int>(forward.getNumArguments()) +
                 llvm::count_if(llvm::seq(0u, forward.getNumResults()),
@@ -230,22 +290,19 @@ void checkAgainstInterpreter(ModuleOp module, ModuleOp reference,
                                  return !forward.getResultName(r).starts_with(
                                      "saved.");
                                }));
+  Tensors tensors;
+  std::vector<void *> pointers;
   for (int i = 0; i < loaded.numTensors(0); ++i) {
     const sluice_tensor_info *info = loaded.tensor(0, i);
-    ASSERT_EQ(info->dtype, SLUICE_DTYPE_F32);
-    int64_t count = 1;
-    for (int d = 0; d < info->rank; ++d)
-      count *= info->dims[d];
-    tensors[info->name] = info->is_output ? std::vector<float>(count, NAN)
-                                          : randomData(count, rng);
-    pointers.push_back(tensors[info->name].data());
+    tensors[info->name] = makeTensor(info, rng);
   }
+  for (int i = 0; i < loaded.numTensors(0); ++i)
+    pointers.push_back(tensors[loaded.tensor(0, i)->name].data());
+  std::map<std::string, Buffer> byName;
   for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
     std::string argName = forward.getArgName(i).str();
-    Buffer buffer{llvm::cast<NamedTensorType>(forward.getArgumentTypes()[i]),
-                  {}};
-    buffer.data.assign(tensors[argName].begin(), tensors[argName].end());
-    byName[argName] = buffer;
+    byName[argName] =
+        bufferOf(forward.getArgumentTypes()[i], tensors[argName].values);
   }
   ASSERT_EQ(loaded.run(ctx, 0, pointers.data(), seed, nullptr), SLUICE_OK)
       << loaded.lastError(ctx);
@@ -253,7 +310,8 @@ void checkAgainstInterpreter(ModuleOp module, ModuleOp reference,
   for (int i = 0; i < loaded.numTensors(0); ++i) {
     const sluice_tensor_info *info = loaded.tensor(0, i);
     if (info->is_output)
-      EXPECT_LE(maxError(tensors[info->name], expected[info->name]), tolerance)
+      EXPECT_LE(maxError(tensors[info->name].read(), expected[info->name]),
+                tolerance)
           << "forward output " << info->name;
   }
 
@@ -262,38 +320,31 @@ void checkAgainstInterpreter(ModuleOp module, ModuleOp reference,
     ASSERT_EQ(loaded.numPhases(), 2);
     // The interpreter's backward reads the saved tensors the interpreter's
     // forward produced; the module reads its own from the arena.
-    for (auto &[savedName, data] : expected)
-      if (StringRef(savedName).starts_with("saved."))
-        for (unsigned r = 0; r < forward.getNumResults(); ++r)
-          if (forward.getResultName(r) == savedName)
-            byName[savedName] = Buffer{
-                llvm::cast<NamedTensorType>(forward.getResultTypes()[r]),
-                data};
-    std::vector<void *> backwardPointers;
+    for (unsigned r = 0; r < forward.getNumResults(); ++r) {
+      std::string resultName = forward.getResultName(r).str();
+      if (StringRef(resultName).starts_with("saved."))
+        byName[resultName] = Buffer{
+            llvm::cast<NamedTensorType>(forward.getResultTypes()[r]),
+            expected[resultName]};
+    }
     Tensors backwardTensors;
+    std::vector<void *> backwardPointers;
     for (int i = 0; i < loaded.numTensors(1); ++i) {
       const sluice_tensor_info *info = loaded.tensor(1, i);
-      int64_t count = 1;
-      for (int d = 0; d < info->rank; ++d)
-        count *= info->dims[d];
-      if (tensors.count(info->name) && !info->is_output) {
-        backwardPointers.push_back(tensors[info->name].data());
-        continue;
-      }
-      backwardTensors[info->name] = info->is_output
-                                        ? std::vector<float>(count, NAN)
-                                        : randomData(count, rng);
-      backwardPointers.push_back(backwardTensors[info->name].data());
+      if (!tensors.count(info->name) || info->is_output)
+        backwardTensors[info->name] = makeTensor(info, rng);
+    }
+    for (int i = 0; i < loaded.numTensors(1); ++i) {
+      const sluice_tensor_info *info = loaded.tensor(1, i);
+      backwardPointers.push_back(backwardTensors.count(info->name)
+                                     ? backwardTensors[info->name].data()
+                                     : tensors[info->name].data());
     }
     for (unsigned i = 0; i < backward.getNumArguments(); ++i) {
       std::string argName = backward.getArgName(i).str();
-      if (StringRef(argName).starts_with("saved."))
-        continue;
-      Buffer buffer{
-          llvm::cast<NamedTensorType>(backward.getArgumentTypes()[i]), {}};
-      buffer.data.assign(backwardTensors[argName].begin(),
-                         backwardTensors[argName].end());
-      byName[argName] = buffer;
+      if (!StringRef(argName).starts_with("saved."))
+        byName[argName] = bufferOf(backward.getArgumentTypes()[i],
+                                   backwardTensors[argName].values);
     }
     ASSERT_EQ(loaded.run(ctx, 1, backwardPointers.data(), seed, nullptr),
               SLUICE_OK)
@@ -302,7 +353,7 @@ void checkAgainstInterpreter(ModuleOp module, ModuleOp reference,
     for (int i = 0; i < loaded.numTensors(1); ++i) {
       const sluice_tensor_info *info = loaded.tensor(1, i);
       if (info->is_output)
-        EXPECT_LE(maxError(backwardTensors[info->name],
+        EXPECT_LE(maxError(backwardTensors[info->name].read(),
                            gradients[info->name]),
                   tolerance)
             << "backward output " << info->name;
@@ -313,6 +364,15 @@ void checkAgainstInterpreter(ModuleOp module, ModuleOp reference,
             SLUICE_ERROR_ARGUMENT);
   EXPECT_NE(std::string(loaded.lastError(ctx)).find("phase 7"),
             std::string::npos);
+  // So is a missing tensor, named in the message.
+  std::vector<void *> missing = pointers;
+  missing[0] = nullptr;
+  EXPECT_EQ(loaded.run(ctx, 0, missing.data(), seed, nullptr),
+            SLUICE_ERROR_ARGUMENT);
+  EXPECT_NE(std::string(loaded.lastError(ctx))
+                .find(std::string("'") + loaded.tensor(0, 0)->name + "'"),
+            std::string::npos)
+      << loaded.lastError(ctx);
   loaded.destroy(ctx);
 }
 
@@ -358,12 +418,14 @@ const char *kTinySpec = R"({
   "dims": {"batch": 2, "seq": 4, "heads": 2, "head_dim": 4, "embed": 8, "ffn": 16},
   "activation": "gelu",
   "dropout": {"attention": %P, "residual": %P, "activation": 0.0},
-  "dtype": "f32",
+  "dtype": "%D",
   "training": %T
 })";
 
-std::string tinySpec(bool training, const char *dropout) {
+std::string tinySpec(bool training, const char *dropout,
+                     const char *dtype = "f32") {
   std::string text = kTinySpec;
+  text.replace(text.find("%D"), 2, dtype);
   for (size_t at; (at = text.find("%P")) != std::string::npos;)
     text.replace(at, 2, dropout);
   text.replace(text.find("%T"), 2, training ? "true" : "false");
@@ -384,6 +446,27 @@ TEST_F(EmitTest, TinyTrainingWithDropoutMatchesInterpreter) {
   OwningOpRef<ModuleOp> reference = module->clone();
   wrapEachOpInKernel(*module);
   checkAgainstInterpreter(*module, *reference, "tiny-emit", 1e-4);
+}
+
+// f16 and bf16 storage: the module rounds every stored tensor (and every
+// intermediate of that type) as the interpreter does; what differs is the
+// f32 summation order, magnified by one 16-bit rounding.
+TEST_F(EmitTest, TinyF16TrainingMatchesInterpreter) {
+  OwningOpRef<ModuleOp> module =
+      compileSpec(context, tinySpec(true, "0.1", "f16"));
+  ASSERT_TRUE(module);
+  OwningOpRef<ModuleOp> reference = module->clone();
+  wrapEachOpInKernel(*module);
+  checkAgainstInterpreter(*module, *reference, "tiny-f16", 2e-2);
+}
+
+TEST_F(EmitTest, TinyBf16InferenceMatchesInterpreter) {
+  OwningOpRef<ModuleOp> module =
+      compileSpec(context, tinySpec(false, "0.0", "bf16"));
+  ASSERT_TRUE(module);
+  OwningOpRef<ModuleOp> reference = module->clone();
+  wrapEachOpInKernel(*module);
+  checkAgainstInterpreter(*module, *reference, "tiny-bf16", 5e-2);
 }
 
 /// Hand-fused kernels (test/Codegen/emit-kernels.mlir, which also pins the
