@@ -560,6 +560,72 @@ TEST_F(EmitTest, CudaModulesCompileWithNvcc) {
   checkNvccCompiles(*fused, "fused");
 }
 
+/// BERT-large training (f16, dropout): every kernel of both phases, with
+/// block reductions over 1024 and warp reductions over 512, compiles with
+/// nvcc; the CPU module compiles with the host compiler.
+TEST_F(EmitTest, BertLargeModulesCompile) {
+  std::ifstream spec(testSourceDir() + "/../examples/bert-large.json");
+  std::string json((std::istreambuf_iterator<char>(spec)),
+                   std::istreambuf_iterator<char>());
+  ASSERT_FALSE(json.empty());
+  OwningOpRef<ModuleOp> module = compileSpec(context, json);
+  ASSERT_TRUE(module);
+  wrapEachOpInKernel(*module);
+  checkNvccCompiles(*module, "bert-large");
+  LoadedModule loaded;
+  EXPECT_TRUE(emitCompileLoad(*module, "bert-large", loaded));
+}
+
+/// The first error `emitModule` reports for `ir` (empty if it succeeds).
+std::string emitError(MLIRContext &context, StringRef ir) {
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(ir, &context);
+  if (!module)
+    return "<parse error>";
+  std::string message;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diagnostic) {
+    if (message.empty())
+      message = diagnostic.str();
+    return success();
+  });
+  if (succeeded(emitModule(*module, EmitTarget::Cuda, "m")))
+    return "";
+  return message;
+}
+
+TEST_F(EmitTest, PackedResultIsAnErrorNamingTheKernel) {
+  std::string message = emitError(context, R"mlir(
+    sluice.graph @g(%x: !sluice.tensor<[i=8], f32> {sluice.name = "x"})
+        -> (!sluice.tensor<[i=8], f32> {sluice.name = "y"}) {
+      %m = sluice.kernel () {kind = #sluice<kernel_kind fused>, members = ["mask"], packed = array<i64: 0>, sluice.name = "drop"}
+          : () -> !sluice.tensor<[i=8], f32> {
+        %r = sluice.random_mask {probability = 0.5 : f64, stream = 0 : i64} : !sluice.tensor<[i=8], f32>
+        sluice.kernel_yield %r : !sluice.tensor<[i=8], f32>
+      }
+      sluice.return %m : !sluice.tensor<[i=8], f32>
+    })mlir");
+  EXPECT_NE(message.find("kernel 'drop'"), std::string::npos) << message;
+  EXPECT_NE(message.find("bit-packed"), std::string::npos) << message;
+}
+
+TEST_F(EmitTest, ContractionWithoutGemmMappingIsAnError) {
+  std::string message = emitError(context, R"mlir(
+    sluice.graph @g(%q: !sluice.tensor<[b=2, j=4, h=2, p=4], f32> {sluice.name = "q"},
+                    %k: !sluice.tensor<[b=2, k=4, h=2, p=4], f32> {sluice.name = "k"})
+        -> (!sluice.tensor<[b=2, h=2, j=4, k=4], f32> {sluice.name = "s"}) {
+      %s = sluice.kernel (%q, %k) {kind = #sluice<kernel_kind gemm>, members = ["qk"], sluice.name = "qk"}
+          : (!sluice.tensor<[b=2, j=4, h=2, p=4], f32>, !sluice.tensor<[b=2, k=4, h=2, p=4], f32>)
+          -> !sluice.tensor<[b=2, h=2, j=4, k=4], f32> {
+      ^bb0(%qa: !sluice.tensor<[b=2, j=4, h=2, p=4], f32>, %ka: !sluice.tensor<[b=2, k=4, h=2, p=4], f32>):
+        %c = sluice.contract %qa, %ka : (!sluice.tensor<[b=2, j=4, h=2, p=4], f32>, !sluice.tensor<[b=2, k=4, h=2, p=4], f32>) -> !sluice.tensor<[b=2, h=2, j=4, k=4], f32>
+        sluice.kernel_yield %c : !sluice.tensor<[b=2, h=2, j=4, k=4], f32>
+      }
+      sluice.return %s : !sluice.tensor<[b=2, h=2, j=4, k=4], f32>
+    })mlir");
+  EXPECT_NE(message.find("kernel 'qk'"), std::string::npos) << message;
+  EXPECT_NE(message.find("no strided-batched GEMM mapping"), std::string::npos)
+      << message;
+}
+
 TEST(EmitNames, ModuleNameIsSanitized) {
   EXPECT_EQ(sanitizeModuleName("bert-large"), "bert_large");
   EXPECT_EQ(sanitizeModuleName("a.b c_1"), "a_b_c_1");
