@@ -77,8 +77,8 @@ uint16_t toHalf(float f) {
   if (exponent <= 0)
     return static_cast<uint16_t>(sign);
   uint32_t mantissa = bits & 0x7fffff;
-  uint32_t half = sign | (static_cast<uint32_t>(exponent) << 10) |
-                  (mantissa >> 13);
+  uint32_t half =
+      sign | (static_cast<uint32_t>(exponent) << 10) | (mantissa >> 13);
   uint32_t rest = mantissa & 0x1fff;
   if (rest > 0x1000 || (rest == 0x1000 && (half & 1)))
     ++half;
@@ -190,9 +190,9 @@ int main(int argc, char **argv) {
         for (int d = 0; d < info->rank; ++d)
           count *= info->dims[d];
         std::vector<uint8_t> host =
-            info->is_output ? std::vector<uint8_t>(
-                                  count * (info->dtype == 0 ? 4 : 2), 0)
-                            : randomBytes(count, info->dtype, info->name, rng);
+            info->is_output
+                ? std::vector<uint8_t>(count * (info->dtype == 0 ? 4 : 2), 0)
+                : randomBytes(count, info->dtype, info->name, rng);
         boundaryBytes += host.size();
         void *buffer = nullptr;
 #ifdef SLUICE_TIMER_CUDA
@@ -305,8 +305,7 @@ int main(int argc, char **argv) {
     for (size_t k = 0; k < kernelOrder[phase].size(); ++k) {
       const std::string &name = kernelOrder[phase][k];
       std::printf("%s{\"name\": %s, \"median_ms\": %.6f}", k ? ", " : "",
-                  jsonString(name).c_str(),
-                  median(kernelTimes[phase][name]));
+                  jsonString(name).c_str(), median(kernelTimes[phase][name]));
     }
     std::printf("]}");
   }

@@ -130,12 +130,12 @@ llvm::Expected<std::string> buildCpuLibrary(ModuleOp module,
     return sources.takeError();
   HostFeatures features = probeHostFeatures(*compiler, directory);
   std::string libraryName = getCpuLibraryName(name);
-  if (llvm::Error error = buildIn(
-          directory, *sources, libraryName, /*cuda=*/false,
-          "compile the CPU module " + sources->sourceFile,
-          [&](llvm::StringRef source, llvm::StringRef library) {
-            return hostCommand(*compiler, source, library, features);
-          }))
+  if (llvm::Error error =
+          buildIn(directory, *sources, libraryName, /*cuda=*/false,
+                  "compile the CPU module " + sources->sourceFile,
+                  [&](llvm::StringRef source, llvm::StringRef library) {
+                    return hostCommand(*compiler, source, library, features);
+                  }))
     return std::move(error);
   llvm::SmallString<256> library(directory);
   path::append(library, libraryName);
@@ -193,22 +193,22 @@ compileModule(ModuleOp module, llvm::StringRef name,
     cpuThread = std::thread([&] {
       llvm::ErrorAsOutParameter guard(&cpuError);
       HostFeatures features = probeHostFeatures(compiler, cpuDir);
-      cpuError = buildIn(
-          cpuDir, *cpuSources, getCpuLibraryName(name), /*cuda=*/false,
-          "compile the CPU module " + cpuSources->sourceFile,
-          [&](llvm::StringRef source, llvm::StringRef library) {
-            return hostCommand(compiler, source, library, features);
-          });
+      cpuError =
+          buildIn(cpuDir, *cpuSources, getCpuLibraryName(name), /*cuda=*/false,
+                  "compile the CPU module " + cpuSources->sourceFile,
+                  [&](llvm::StringRef source, llvm::StringRef library) {
+                    return hostCommand(compiler, source, library, features);
+                  });
     });
   if (cudaSources) {
     llvm::ErrorAsOutParameter guard(&cudaError);
-    cudaError = buildIn(
-        cudaDir, *cudaSources, getCudaLibraryName(name), /*cuda=*/true,
-        "compile the CUDA module " + cudaSources->sourceFile + " for " +
-            options.arch,
-        [&](llvm::StringRef source, llvm::StringRef library) {
-          return nvccCommand(nvcc, source, library, options.arch);
-        });
+    cudaError =
+        buildIn(cudaDir, *cudaSources, getCudaLibraryName(name), /*cuda=*/true,
+                "compile the CUDA module " + cudaSources->sourceFile + " for " +
+                    options.arch,
+                [&](llvm::StringRef source, llvm::StringRef library) {
+                  return nvccCommand(nvcc, source, library, options.arch);
+                });
   }
   if (cpuThread.joinable())
     cpuThread.join();
@@ -245,8 +245,7 @@ compileModule(ModuleOp module, llvm::StringRef name,
     if (!bytes)
       return makeError("cannot read the compiled library '" + library +
                        "': " + bytes.getError().message());
-    if (llvm::Error error =
-            add({libraryName, (*bytes)->getBuffer().str()}))
+    if (llvm::Error error = add({libraryName, (*bytes)->getBuffer().str()}))
       return std::move(error);
   }
   return files;

@@ -131,11 +131,10 @@ runCompiledModule(ModuleOp module, LoadedModule &library,
     if (graph.getPhase() == Phase::backward)
       expectedPhases = 2;
   if (library.getNumPhases() != expectedPhases)
-    return makeError("module '" + library.getPath() + "' has " +
-                     llvm::Twine(library.getNumPhases()) +
-                     " phases, but the layer needs " +
-                     llvm::Twine(expectedPhases) +
-                     " (was it compiled from another spec?)");
+    return makeError(
+        "module '" + library.getPath() + "' has " +
+        llvm::Twine(library.getNumPhases()) + " phases, but the layer needs " +
+        llvm::Twine(expectedPhases) + " (was it compiled from another spec?)");
 
   // Phase by phase; a forward output (y) feeds the backward phase.
   llvm::StringMap<DeviceTensor> values;
@@ -166,9 +165,8 @@ runCompiledModule(ModuleOp module, LoadedModule &library,
       if (isNew) {
         if (tensor.isOutput) {
           value.dtype = tensor.dtype;
-          value.bytes.assign(tensor.getNumElements() *
-                                 getByteWidth(tensor.dtype),
-                             0);
+          value.bytes.assign(
+              tensor.getNumElements() * getByteWidth(tensor.dtype), 0);
         } else if (auto it = expectedInputs.find(tensor.name);
                    it != expectedInputs.end()) {
           value.dtype = tensor.dtype;
@@ -177,8 +175,7 @@ runCompiledModule(ModuleOp module, LoadedModule &library,
           return makeError(where() + " is read before any phase writes it");
         }
       } else if (value.dtype != tensor.dtype) {
-        return makeError(where() + " is " +
-                         stringifyModuleDType(tensor.dtype) +
+        return makeError(where() + " is " + stringifyModuleDType(tensor.dtype) +
                          " here but was " + stringifyModuleDType(value.dtype));
       }
       pointers.push_back(value.bytes.data());

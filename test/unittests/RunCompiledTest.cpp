@@ -8,10 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "sluice/Pipeline/RunCompiled.h"
 #include "sluice/Codegen/LoadedModule.h"
 #include "sluice/Codegen/Toolchain.h"
 #include "sluice/Pipeline/Pipeline.h"
-#include "sluice/Pipeline/RunCompiled.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -72,11 +72,12 @@ protected:
     ASSERT_TRUE(!!compiler) << llvm::toString(compiler.takeError());
     llvm::SmallString<256> library(dir);
     llvm::sys::path::append(library, "libhandwritten_cpu.so");
-    llvm::Error error = runTool(
-        hostCommand(*compiler,
-                    SLUICE_TEST_SOURCE_DIR "/Compile/Inputs/handwritten_cpu.cpp",
-                    library, HostFeatures()),
-        "compile the hand-written module");
+    llvm::Error error =
+        runTool(hostCommand(*compiler,
+                            SLUICE_TEST_SOURCE_DIR
+                            "/Compile/Inputs/handwritten_cpu.cpp",
+                            library, HostFeatures()),
+                "compile the hand-written module");
     ASSERT_FALSE(error) << llvm::toString(std::move(error));
     llvm::Expected<std::unique_ptr<LoadedModule>> loaded =
         LoadedModule::load(library);

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sluice/Codegen/LoadedModule.h"
 #include "sluice/Codegen/Toolchain.h"
+#include "sluice/Codegen/LoadedModule.h"
 #include "sluice/Pipeline/CompileModule.h"
 #include "sluice/Pipeline/RunCompiled.h"
 
@@ -82,11 +82,12 @@ protected:
   std::string buildHandwritten() {
     std::string library = path("libhandwritten_cpu.so");
     HostFeatures features = probeHostFeatures(compiler, dir);
-    llvm::Error error = runTool(
-        hostCommand(compiler,
-                    SLUICE_TEST_SOURCE_DIR "/Compile/Inputs/handwritten_cpu.cpp",
-                    library, features),
-        "compile the hand-written module");
+    llvm::Error error =
+        runTool(hostCommand(compiler,
+                            SLUICE_TEST_SOURCE_DIR
+                            "/Compile/Inputs/handwritten_cpu.cpp",
+                            library, features),
+                "compile the hand-written module");
     EXPECT_EQ(errorOf(std::move(error)), "<no error>");
     return library;
   }
@@ -154,10 +155,9 @@ TEST(ToolchainCommands, NvccFromEnvironment) {
 
 TEST_F(Toolchain, CompileErrorQuotesTheCompiler) {
   write("broken.cpp", "int f() { return undeclared_name; }\n");
-  llvm::Error error =
-      runTool(hostCommand(compiler, path("broken.cpp"), path("libbroken.so"),
-                          HostFeatures()),
-              "compile broken.cpp");
+  llvm::Error error = runTool(hostCommand(compiler, path("broken.cpp"),
+                                          path("libbroken.so"), HostFeatures()),
+                              "compile broken.cpp");
   std::string message = errorOf(std::move(error));
   EXPECT_NE(message.find("cannot compile broken.cpp: '" + compiler +
                          "' exited with status 1"),
@@ -170,8 +170,8 @@ TEST_F(Toolchain, CompileErrorQuotesTheCompiler) {
 }
 
 TEST_F(Toolchain, MissingProgram) {
-  std::string message = errorOf(
-      runTool({"/nonexistent/compiler", "x.cpp"}, "compile x.cpp"));
+  std::string message =
+      errorOf(runTool({"/nonexistent/compiler", "x.cpp"}, "compile x.cpp"));
   EXPECT_NE(message.find("cannot compile x.cpp: cannot run "
                          "'/nonexistent/compiler'"),
             std::string::npos)
@@ -218,9 +218,9 @@ TEST_F(Toolchain, LoadAndRunHandwrittenModule) {
 
 TEST_F(Toolchain, LoadErrors) {
   std::string missing = errorOf(LoadedModule::load(path("libnothing.so")));
-  EXPECT_NE(missing.find("cannot load module '" + path("libnothing.so") +
-                         "': "),
-            std::string::npos)
+  EXPECT_NE(
+      missing.find("cannot load module '" + path("libnothing.so") + "': "),
+      std::string::npos)
       << missing;
 
   // A shared library that is not a sluicec module.
@@ -249,8 +249,8 @@ TEST(TensorEncoding, RoundsToTheDType) {
   EXPECT_EQ(back[3], 0.0); // below half the smallest subnormal (2^-25)
   EXPECT_EQ(back[4], 3.0);
 
-  std::vector<uint8_t> bf16 = encodeTensor({1.0 + 1.0 / 256, 3.0},
-                                           ModuleDType::BF16);
+  std::vector<uint8_t> bf16 =
+      encodeTensor({1.0 + 1.0 / 256, 3.0}, ModuleDType::BF16);
   EXPECT_EQ(decodeTensor(bf16, ModuleDType::BF16),
             std::vector<double>({1.0, 3.0}));
   std::vector<uint8_t> f32 = encodeTensor({0.1}, ModuleDType::F32);

@@ -107,8 +107,7 @@ runOnCpu(Compilation &compilation, llvm::ArrayRef<NamedArray> inputs) {
     if (std::error_code code =
             llvm::sys::fs::createUniqueDirectory("sluice-run", scratch))
       return llvm::createStringError(
-          code, "cannot create a temporary build directory: " +
-                    code.message());
+          code, "cannot create a temporary build directory: " + code.message());
     llvm::Expected<std::string> built = buildCpuLibrary(
         *compilation.module, getLayerName(compilation), scratch);
     if (!built)
@@ -126,8 +125,7 @@ namespace mlir::sluice {
 llvm::LogicalResult runCommand() {
   bool cpu = backend == "cpu";
   if (backend != "reference" && !cpu)
-    return fail("unknown backend '" + backend +
-                "'; available: reference, cpu");
+    return fail("unknown backend '" + backend + "'; available: reference, cpu");
   if (precision != "f64" && precision != "f32")
     return fail("unknown precision '" + precision + "'; use f64 or f32");
   if (cpu && precision.getNumOccurrences() && precision != "f32")

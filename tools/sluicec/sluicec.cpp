@@ -178,8 +178,8 @@ static LogicalResult compileToDirectory() {
       compileOptions.arch = compilation->spec->target;
     if (cudaArch.getNumOccurrences())
       compileOptions.arch = cudaArch;
-    llvm::Expected<std::vector<OutputFile>> modules = compileModule(
-        *compilation->module, reportContext.name, compileOptions);
+    llvm::Expected<std::vector<OutputFile>> modules =
+        compileModule(*compilation->module, reportContext.name, compileOptions);
     if (!modules) {
       llvm::errs() << "sluicec: error: " << llvm::toString(modules.takeError())
                    << "\n";

@@ -67,8 +67,8 @@ public:
   /// sluice_run(ctx, phase, tensors, seed, stream): `tensors` holds one
   /// pointer per getTensors(phase) entry. A non-zero status becomes an
   /// error with the status's name and the module's last-error text.
-  llvm::Error run(unsigned phase, llvm::ArrayRef<void *> tensors,
-                  uint64_t seed, void *stream = nullptr);
+  llvm::Error run(unsigned phase, llvm::ArrayRef<void *> tensors, uint64_t seed,
+                  void *stream = nullptr);
 
   /// The address of the exported symbol `symbol`, or null.
   void *lookup(llvm::StringRef symbol) const;

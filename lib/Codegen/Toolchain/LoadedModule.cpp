@@ -180,14 +180,14 @@ LoadedModule::~LoadedModule() {
     dlclose(handle);
 }
 
-Error LoadedModule::run(unsigned phase, ArrayRef<void *> tensors,
-                        uint64_t seed, void *stream) {
+Error LoadedModule::run(unsigned phase, ArrayRef<void *> tensors, uint64_t seed,
+                        void *stream) {
   if (phase >= phases.size())
     return makeError("module '" + name + "' has no phase " + Twine(phase));
   if (tensors.size() != phases[phase].size())
-    return makeError("module '" + name + "' phase " + Twine(phase) +
-                     " takes " + Twine(phases[phase].size()) +
-                     " tensors, given " + Twine(tensors.size()));
+    return makeError("module '" + name + "' phase " + Twine(phase) + " takes " +
+                     Twine(phases[phase].size()) + " tensors, given " +
+                     Twine(tensors.size()));
   int status = entry->run(context, static_cast<int>(phase), tensors.data(),
                           seed, stream);
   if (status == 0)

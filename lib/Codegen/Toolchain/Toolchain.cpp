@@ -90,9 +90,9 @@ static bool probe(StringRef compiler, StringRef scratchDir, StringRef name,
       return false;
     os << program;
   }
-  std::vector<std::string> command = {compiler.str(), "-shared", "-fPIC",
-                                      std::string(source), "-o",
-                                      std::string(output)};
+  std::vector<std::string> command = {compiler.str(), "-shared",
+                                      "-fPIC",        std::string(source),
+                                      "-o",           std::string(output)};
   command.insert(command.end(), flags.begin(), flags.end());
   Error error = runTool(command, "probe");
   bool ok = !error;
@@ -122,18 +122,9 @@ HostFeatures probeHostFeatures(StringRef compiler, StringRef scratchDir) {
 
 std::vector<std::string> nvccCommand(StringRef nvcc, StringRef source,
                                      StringRef output, StringRef arch) {
-  return {nvcc.str(),
-          "-O3",
-          "-std=c++17",
-          ("-arch=" + arch).str(),
-          "-shared",
-          "-Xcompiler",
-          "-fPIC",
-          source.str(),
-          "-o",
-          output.str(),
-          "-lcublasLt",
-          "-lcublas"};
+  return {nvcc.str(), "-O3",        "-std=c++17", ("-arch=" + arch).str(),
+          "-shared",  "-Xcompiler", "-fPIC",      source.str(),
+          "-o",       output.str(), "-lcublasLt", "-lcublas"};
 }
 
 std::vector<std::string> hostCommand(StringRef compiler, StringRef source,
@@ -166,18 +157,17 @@ Error runTool(ArrayRef<std::string> command, StringRef what) {
   SmallString<256> log;
   if (std::error_code code =
           sys::fs::createTemporaryFile("sluice-tool", "log", log))
-    return makeError("cannot " + what + ": cannot create a log file: " +
-                     code.message());
+    return makeError("cannot " + what +
+                     ": cannot create a log file: " + code.message());
   std::string commandLine = llvm::join(command, " ");
   SmallVector<StringRef> args(command.begin(), command.end());
   std::optional<StringRef> redirects[] = {StringRef(""), StringRef(log),
                                           StringRef(log)};
   std::string message;
   bool executionFailed = false;
-  int status = sys::ExecuteAndWait(command.front(), args, std::nullopt,
-                                   redirects, /*SecondsToWait=*/0,
-                                   /*MemoryLimit=*/0, &message,
-                                   &executionFailed);
+  int status = sys::ExecuteAndWait(
+      command.front(), args, std::nullopt, redirects, /*SecondsToWait=*/0,
+      /*MemoryLimit=*/0, &message, &executionFailed);
   std::string output;
   if (ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
           MemoryBuffer::getFile(log))
@@ -187,9 +177,9 @@ Error runTool(ArrayRef<std::string> command, StringRef what) {
     return makeError("cannot " + what + ": cannot run '" + command.front() +
                      "': " + message);
   if (status != 0) {
-    std::string reason = status < 0 ? "crashed (" + message + ")"
-                                    : "exited with status " +
-                                          std::to_string(status);
+    std::string reason = status < 0
+                             ? "crashed (" + message + ")"
+                             : "exited with status " + std::to_string(status);
     return makeError("cannot " + what + ": '" + command.front() + "' " +
                      reason + "\ncommand: " + commandLine + "\n" +
                      tail(output, 8000));

@@ -20,12 +20,12 @@ typedef struct {
 
 const int64_t matrix[] = {2, 3};
 const int64_t vector[] = {3};
-const sluice_tensor_info forward[] = {{"x", 0, 2, matrix, 0},
-                                      {"w", 1, 1, vector, 0},
-                                      {"y", 0, 2, matrix, 1}};
+const sluice_tensor_info forward[] = {
+    {"x", 0, 2, matrix, 0}, {"w", 1, 1, vector, 0}, {"y", 0, 2, matrix, 1}};
 const sluice_tensor_info backward[] = {
-    {"x", 0, 2, matrix, 0}, {"w", 1, 1, vector, 0},  {"y", 0, 2, matrix, 0},
-    {"dy", 0, 2, matrix, 0}, {"d_x", 0, 2, matrix, 1}, {"d_w", 1, 1, vector, 1}};
+    {"x", 0, 2, matrix, 0},   {"w", 1, 1, vector, 0},
+    {"y", 0, 2, matrix, 0},   {"dy", 0, 2, matrix, 0},
+    {"d_x", 0, 2, matrix, 1}, {"d_w", 1, 1, vector, 1}};
 
 struct Context {
   char error[256];
@@ -35,9 +35,8 @@ struct Context {
 float halfToFloat(uint16_t h) {
   uint32_t sign = (h & 0x8000u) << 16, exponent = (h >> 10) & 0x1f,
            mantissa = h & 0x3ff;
-  uint32_t bits = exponent == 0 ? sign
-                                : sign | ((exponent + 112) << 23) |
-                                      (mantissa << 13);
+  uint32_t bits =
+      exponent == 0 ? sign : sign | ((exponent + 112) << 23) | (mantissa << 13);
   float f;
   memcpy(&f, &bits, 4);
   return f;
