@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialects/sluice/SluicePasses.h"
 #include "sluice/Codegen/Emit.h"
+#include "dialects/sluice/SluicePasses.h"
 #include "sluice/Codegen/Schedule.h"
 #include "sluice/Interpreter/Interpreter.h"
 #include "sluice/Pipeline/Pipeline.h"
@@ -61,10 +61,9 @@ void wrapEachOpInKernel(ModuleOp module) {
     state.addOperands(op->getOperands());
     state.addTypes(op->getResultTypes());
     bool isGemm = llvm::isa<ContractOp>(op);
-    state.addAttribute("kind",
-                       KernelKindAttr::get(builder.getContext(),
-                                           isGemm ? KernelKind::gemm
-                                                  : KernelKind::fused));
+    state.addAttribute("kind", KernelKindAttr::get(builder.getContext(),
+                                                   isGemm ? KernelKind::gemm
+                                                          : KernelKind::fused));
     StringRef name = "op";
     if (auto label = op->getAttrOfType<StringAttr>("sluice.name"))
       name = label.getValue();
@@ -104,8 +103,7 @@ struct LoadedModule {
 /// Emits `module` for the CPU into a fresh directory, compiles and loads it.
 ::testing::AssertionResult emitCompileLoad(ModuleOp module, StringRef name,
                                            LoadedModule &loaded) {
-  FailureOr<EmittedModule> emitted =
-      emitModule(module, EmitTarget::Cpu, name);
+  FailureOr<EmittedModule> emitted = emitModule(module, EmitTarget::Cpu, name);
   if (failed(emitted))
     return ::testing::AssertionFailure() << "emitModule failed";
   SmallString<128> dir;
@@ -116,10 +114,11 @@ struct LoadedModule {
     out << file.contents;
   }
   std::string library = (dir + "/lib" + emitted->moduleName + "_cpu.so").str();
-  std::string command = "c++ -std=c++17 -O2 -shared -fPIC -fopenmp -Werror "
-                        "-Wall -Wno-unused-variable -Wno-unused-but-set-variable " +
-                        (dir + "/" + emitted->sourceFile).str() + " -o " +
-                        library + " 2>" + (dir + "/compile.log").str();
+  std::string command =
+      "c++ -std=c++17 -O2 -shared -fPIC -fopenmp -Werror "
+      "-Wall -Wno-unused-variable -Wno-unused-but-set-variable " +
+      (dir + "/" + emitted->sourceFile).str() + " -o " + library + " 2>" +
+      (dir + "/compile.log").str();
   if (std::system(command.c_str()) != 0) {
     std::ifstream log((dir + "/compile.log").str());
     std::string text((std::istreambuf_iterator<char>(log)),
@@ -130,7 +129,8 @@ struct LoadedModule {
   }
   // RTLD_NODELETE: unloading a module (and the OpenMP runtime it pulled in)
   // while the OpenMP worker threads idle crashes the process.
-  loaded.handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  loaded.handle =
+      dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!loaded.handle)
     return ::testing::AssertionFailure() << "dlopen: " << dlerror();
   auto symbol = [&](auto &slot, const char *symbolName) {
@@ -285,11 +285,10 @@ void checkAgainstInterpreter(ModuleOp module, ModuleOp reference,
   GraphOp forward = graphOf(reference, Phase::forward);
   ASSERT_EQ(loaded.numTensors(0),
             static_cast<int>(forward.getNumArguments()) +
-                llvm::count_if(llvm::seq(0u, forward.getNumResults()),
-                               [&](unsigned r) {
-                                 return !forward.getResultName(r).starts_with(
-                                     "saved.");
-                               }));
+                llvm::count_if(
+                    llvm::seq(0u, forward.getNumResults()), [&](unsigned r) {
+                      return !forward.getResultName(r).starts_with("saved.");
+                    }));
   Tensors tensors;
   std::vector<void *> pointers;
   for (int i = 0; i < loaded.numTensors(0); ++i) {
@@ -323,9 +322,9 @@ void checkAgainstInterpreter(ModuleOp module, ModuleOp reference,
     for (unsigned r = 0; r < forward.getNumResults(); ++r) {
       std::string resultName = forward.getResultName(r).str();
       if (StringRef(resultName).starts_with("saved."))
-        byName[resultName] = Buffer{
-            llvm::cast<NamedTensorType>(forward.getResultTypes()[r]),
-            expected[resultName]};
+        byName[resultName] =
+            Buffer{llvm::cast<NamedTensorType>(forward.getResultTypes()[r]),
+                   expected[resultName]};
     }
     Tensors backwardTensors;
     std::vector<void *> backwardPointers;
@@ -353,9 +352,9 @@ void checkAgainstInterpreter(ModuleOp module, ModuleOp reference,
     for (int i = 0; i < loaded.numTensors(1); ++i) {
       const sluice_tensor_info *info = loaded.tensor(1, i);
       if (info->is_output)
-        EXPECT_LE(maxError(backwardTensors[info->name].read(),
-                           gradients[info->name]),
-                  tolerance)
+        EXPECT_LE(
+            maxError(backwardTensors[info->name].read(), gradients[info->name]),
+            tolerance)
             << "backward output " << info->name;
     }
   }
@@ -395,8 +394,8 @@ OwningOpRef<ModuleOp> compileSpec(MLIRContext &context, StringRef json) {
   // with a GEMM mapping.
   registerSluicePasses();
   PassManager pm(&context);
-  if (failed(parsePassPipeline(
-          "sluice-decompose,sluice-legalize-contractions", pm)) ||
+  if (failed(parsePassPipeline("sluice-decompose,sluice-legalize-contractions",
+                               pm)) ||
       failed(pm.run(*compilation->module)))
     return nullptr;
   return std::move(compilation->module);
@@ -526,8 +525,7 @@ void checkNvccCompiles(ModuleOp module, StringRef name) {
   const char *nvcc = "/usr/local/cuda/bin/nvcc";
   if (!llvm::sys::fs::can_execute(nvcc))
     GTEST_SKIP() << "no nvcc at " << nvcc;
-  FailureOr<EmittedModule> emitted =
-      emitModule(module, EmitTarget::Cuda, name);
+  FailureOr<EmittedModule> emitted = emitModule(module, EmitTarget::Cuda, name);
   ASSERT_TRUE(succeeded(emitted));
   SmallString<128> dir;
   ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("sluice-emit-cuda", dir));
@@ -535,11 +533,11 @@ void checkNvccCompiles(ModuleOp module, StringRef name) {
     std::ofstream out((dir + "/" + file.name).str());
     out << file.contents;
   }
-  std::string command =
-      std::string(nvcc) + " -arch=sm_90 -shared -Xcompiler -fPIC " +
-      (dir + "/" + emitted->sourceFile).str() + " -o " +
-      (dir + "/lib" + emitted->moduleName + ".so").str() +
-      " -lcublasLt -lcublas 2>" + (dir + "/nvcc.log").str();
+  std::string command = std::string(nvcc) +
+                        " -arch=sm_90 -shared -Xcompiler -fPIC " +
+                        (dir + "/" + emitted->sourceFile).str() + " -o " +
+                        (dir + "/lib" + emitted->moduleName + ".so").str() +
+                        " -lcublasLt -lcublas 2>" + (dir + "/nvcc.log").str();
   int status = std::system(command.c_str());
   std::ifstream log((dir + "/nvcc.log").str());
   std::string text((std::istreambuf_iterator<char>(log)),

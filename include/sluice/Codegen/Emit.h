@@ -1,4 +1,5 @@
-//===- Emit.h - CUDA and portable C++ modules from fused IR ------*- C++ -*-===//
+//===- Emit.h - CUDA and portable C++ modules from fused IR ------*- C++
+//-*-===//
 //
 // Lowers a module after --sluice-fuse (every computing op at a graph's top
 // level is a sluice.kernel; renames are views) to a self-contained source

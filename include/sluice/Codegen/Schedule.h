@@ -1,4 +1,5 @@
-//===- Schedule.h - how a fused kernel maps onto threads ---------*- C++ -*-===//
+//===- Schedule.h - how a fused kernel maps onto threads ---------*- C++
+//-*-===//
 //
 // A pure, deterministic decision per fused kernel: its iteration space
 // (outer dims x reduced dims), which part goes to the grid, threads per

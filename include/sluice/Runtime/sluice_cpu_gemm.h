@@ -1,4 +1,5 @@
-//===- sluice_cpu_gemm.h - strided-batched GEMM for the C++ backend -*- C++ -*-===//
+//===- sluice_cpu_gemm.h - strided-batched GEMM for the C++ backend -*- C++
+//-*-===//
 //
 // The CPU counterpart of cublasGemmStridedBatchedEx, with the same
 // column-major parameters (GemmMapping): C = alpha * op(A) op(B), per batch.
@@ -33,14 +34,14 @@ template <typename TA, typename TB, typename TC>
 static int sluice_cpu_gemm(bool transA, bool transB, int64_t m, int64_t n,
                            int64_t k, float alpha, const TA *a, int64_t lda,
                            int64_t strideA, const TB *b, int64_t ldb,
-                           int64_t strideB, TC *c, int64_t ldc,
-                           int64_t strideC, int64_t batchCount) {
+                           int64_t strideB, TC *c, int64_t ldc, int64_t strideC,
+                           int64_t batchCount) {
 #ifdef SLUICE_HAVE_CBLAS
   // The extent of one batch of each operand, in elements.
   int64_t extentA = (transA ? m : k) * lda, extentB = (transB ? k : n) * ldb,
           extentC = n * ldc;
-  float *scratch = (float *)malloc(sizeof(float) *
-                                   (size_t)(extentA + extentB + extentC));
+  float *scratch =
+      (float *)malloc(sizeof(float) * (size_t)(extentA + extentB + extentC));
   if (!scratch)
     return 3; // SLUICE_ERROR_ALLOC
   for (int64_t batch = 0; batch < batchCount; ++batch) {

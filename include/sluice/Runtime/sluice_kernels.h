@@ -1,4 +1,5 @@
-//===- sluice_kernels.h - helpers the emitted kernels call -------*- C++ -*-===//
+//===- sluice_kernels.h - helpers the emitted kernels call -------*- C++
+//-*-===//
 //
 // Included by every emitted module, CUDA (.cu) and portable C++ (_cpu.cpp):
 // storage types and f32 conversions for f16/bf16, the scalar functions a map
@@ -35,10 +36,12 @@ static __host__ __device__ __forceinline__ float sluice_to_f32(sluice_f16 x) {
 static __host__ __device__ __forceinline__ float sluice_to_f32(sluice_bf16 x) {
   return __bfloat162float(x);
 }
-static __host__ __device__ __forceinline__ void sluice_store(sluice_f16 *p, float x) {
+static __host__ __device__ __forceinline__ void sluice_store(sluice_f16 *p,
+                                                             float x) {
   *p = __float2half_rn(x);
 }
-static __host__ __device__ __forceinline__ void sluice_store(sluice_bf16 *p, float x) {
+static __host__ __device__ __forceinline__ void sluice_store(sluice_bf16 *p,
+                                                             float x) {
   *p = __float2bfloat16_rn(x);
 }
 #else
@@ -82,7 +85,7 @@ static inline void sluice_store(sluice_f16 *p, float f) {
   if (magnitude > 0x7f800000u)
     half = 0x7e00u; // NaN
   else if (magnitude >= 0x477ff000u)
-    half = 0x7c00u; // rounds to infinity (>= 65520)
+    half = 0x7c00u;                 // rounds to infinity (>= 65520)
   else if (magnitude < 0x38800000u) // below 2^-14: a subnormal half
     half = (uint32_t)nearbyintf(sluice_bits_to_f32(magnitude) * 16777216.0f);
   else {
@@ -241,8 +244,7 @@ static __device__ __forceinline__ float sluice_block_reduce(float v,
   if (lane == 0)
     scratch[warp] = v;
   __syncthreads();
-  v = lane < Threads / 32 ? scratch[lane]
-                          : (IsMax ? -INFINITY : 0.0f);
+  v = lane < Threads / 32 ? scratch[lane] : (IsMax ? -INFINITY : 0.0f);
   return sluice_warp_reduce<IsMax>(v);
 }
 #endif

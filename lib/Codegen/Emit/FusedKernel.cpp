@@ -94,8 +94,7 @@ namespace {
 /// Writes one group's kernel.
 class CoreEmitter {
 public:
-  CoreEmitter(const FusedGroup &group, EmitTarget target,
-              llvm::raw_ostream &os)
+  CoreEmitter(const FusedGroup &group, EmitTarget target, llvm::raw_ostream &os)
       : group(group), s(group.schedule), target(target), os(os) {}
   LogicalResult emit();
 
@@ -259,8 +258,8 @@ LogicalResult CoreEmitter::emitOp(Operation *op, bool inVectorLoop,
     for (Attribute dim : map.getIndexDims())
       indices.push_back(
           indexOf(llvm::cast<StringAttr>(dim).getValue(), inVectorLoop));
-    FailureOr<std::string> yielded = emitMapBody(
-        map, arguments, indices, valueName(result), os, indent);
+    FailureOr<std::string> yielded =
+        emitMapBody(map, arguments, indices, valueName(result), os, indent);
     if (failed(yielded))
       return failure();
     os << indent << "const float " << valueName(result) << " = "
@@ -358,11 +357,10 @@ LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
   os << indent << "}\n";
   for (unsigned index : fullOutputs)
     if (contiguous(group.outputs[index]))
-      os << indent << "sluice_store_vec<" << width << ">(out" << index
-         << " + ("
-         << offsetIn(llvm::cast<NamedTensorType>(
-                         group.outputs[index].getType()),
-                     false)
+      os << indent << "sluice_store_vec<" << width << ">(out" << index << " + ("
+         << offsetIn(
+                llvm::cast<NamedTensorType>(group.outputs[index].getType()),
+                false)
          << "), st" << index << ");\n";
   return success();
 }

@@ -93,22 +93,38 @@ std::string cmpF(arith::CmpFPredicate predicate, const std::string &a,
                  const std::string &b) {
   using P = arith::CmpFPredicate;
   switch (predicate) {
-  case P::AlwaysFalse: return "false";
-  case P::OEQ: return "(" + a + " == " + b + ")";
-  case P::OGT: return "(" + a + " > " + b + ")";
-  case P::OGE: return "(" + a + " >= " + b + ")";
-  case P::OLT: return "(" + a + " < " + b + ")";
-  case P::OLE: return "(" + a + " <= " + b + ")";
-  case P::ONE: return "(" + a + " < " + b + " || " + a + " > " + b + ")";
-  case P::ORD: return "(" + a + " == " + a + " && " + b + " == " + b + ")";
-  case P::UEQ: return "!(" + a + " < " + b + " || " + a + " > " + b + ")";
-  case P::UGT: return "!(" + a + " <= " + b + ")";
-  case P::UGE: return "!(" + a + " < " + b + ")";
-  case P::ULT: return "!(" + a + " >= " + b + ")";
-  case P::ULE: return "!(" + a + " > " + b + ")";
-  case P::UNE: return "(" + a + " != " + b + ")";
-  case P::UNO: return "(" + a + " != " + a + " || " + b + " != " + b + ")";
-  case P::AlwaysTrue: return "true";
+  case P::AlwaysFalse:
+    return "false";
+  case P::OEQ:
+    return "(" + a + " == " + b + ")";
+  case P::OGT:
+    return "(" + a + " > " + b + ")";
+  case P::OGE:
+    return "(" + a + " >= " + b + ")";
+  case P::OLT:
+    return "(" + a + " < " + b + ")";
+  case P::OLE:
+    return "(" + a + " <= " + b + ")";
+  case P::ONE:
+    return "(" + a + " < " + b + " || " + a + " > " + b + ")";
+  case P::ORD:
+    return "(" + a + " == " + a + " && " + b + " == " + b + ")";
+  case P::UEQ:
+    return "!(" + a + " < " + b + " || " + a + " > " + b + ")";
+  case P::UGT:
+    return "!(" + a + " <= " + b + ")";
+  case P::UGE:
+    return "!(" + a + " < " + b + ")";
+  case P::ULT:
+    return "!(" + a + " >= " + b + ")";
+  case P::ULE:
+    return "!(" + a + " > " + b + ")";
+  case P::UNE:
+    return "(" + a + " != " + b + ")";
+  case P::UNO:
+    return "(" + a + " != " + a + " || " + b + " != " + b + ")";
+  case P::AlwaysTrue:
+    return "true";
   }
   return "false";
 }
@@ -118,16 +134,26 @@ std::string cmpI(arith::CmpIPredicate predicate, const std::string &a,
   using P = arith::CmpIPredicate;
   std::string ua = "(uint64_t)" + a, ub = "(uint64_t)" + b;
   switch (predicate) {
-  case P::eq: return "(" + a + " == " + b + ")";
-  case P::ne: return "(" + a + " != " + b + ")";
-  case P::slt: return "(" + a + " < " + b + ")";
-  case P::sle: return "(" + a + " <= " + b + ")";
-  case P::sgt: return "(" + a + " > " + b + ")";
-  case P::sge: return "(" + a + " >= " + b + ")";
-  case P::ult: return "(" + ua + " < " + ub + ")";
-  case P::ule: return "(" + ua + " <= " + ub + ")";
-  case P::ugt: return "(" + ua + " > " + ub + ")";
-  case P::uge: return "(" + ua + " >= " + ub + ")";
+  case P::eq:
+    return "(" + a + " == " + b + ")";
+  case P::ne:
+    return "(" + a + " != " + b + ")";
+  case P::slt:
+    return "(" + a + " < " + b + ")";
+  case P::sle:
+    return "(" + a + " <= " + b + ")";
+  case P::sgt:
+    return "(" + a + " > " + b + ")";
+  case P::sge:
+    return "(" + a + " >= " + b + ")";
+  case P::ult:
+    return "(" + ua + " < " + ub + ")";
+  case P::ule:
+    return "(" + ua + " <= " + ub + ")";
+  case P::ugt:
+    return "(" + ua + " > " + ub + ")";
+  case P::uge:
+    return "(" + ua + " >= " + ub + ")";
   }
   return "false";
 }
@@ -135,9 +161,8 @@ std::string cmpI(arith::CmpIPredicate predicate, const std::string &a,
 
 FailureOr<std::string>
 mlir::sluice::emit::emitMapBody(MapOp map, ArrayRef<std::string> arguments,
-                                ArrayRef<std::string> indices,
-                                StringRef prefix, llvm::raw_ostream &os,
-                                StringRef indent) {
+                                ArrayRef<std::string> indices, StringRef prefix,
+                                llvm::raw_ostream &os, StringRef indent) {
   Block &block = map.getBody().front();
   llvm::DenseMap<Value, std::string> names;
   unsigned numFloats = block.getNumArguments() - indices.size();
@@ -149,8 +174,9 @@ mlir::sluice::emit::emitMapBody(MapOp map, ArrayRef<std::string> arguments,
              << "has a body argument of type " << arg.getType()
              << " that code generation cannot hold (f32, f64, integers)";
     std::string name = (prefix + "_a" + Twine(i)).str();
-    std::string init = i < numFloats ? "(" + type + ")(" + arguments[i] + ")"
-                                     : "(" + type + ")(" + indices[i - numFloats] + ")";
+    std::string init = i < numFloats
+                           ? "(" + type + ")(" + arguments[i] + ")"
+                           : "(" + type + ")(" + indices[i - numFloats] + ")";
     os << indent << "const " << type << " " << name << " = " << init << ";\n";
     names[arg] = name;
   }

@@ -133,8 +133,7 @@ LogicalResult ModuleEmitter::collect() {
     slot = graph;
   }
   if (!forward)
-    return module.emitError()
-           << "has no forward sluice.graph: nothing to emit";
+    return module.emitError() << "has no forward sluice.graph: nothing to emit";
   auto field = [](StringRef canonical, Type type, bool output) {
     return Field{canonical.str(), identifier(canonical),
                  llvm::cast<NamedTensorType>(type), output};
@@ -156,21 +155,20 @@ LogicalResult ModuleEmitter::collect() {
         backwardFields.push_back(field(backward.getArgName(i),
                                        backward.getArgumentTypes()[i], false));
     for (unsigned i = 0; i < backward.getNumResults(); ++i)
-      backwardFields.push_back(field(backward.getResultName(i),
-                                     backward.getResultTypes()[i], true));
+      backwardFields.push_back(
+          field(backward.getResultName(i), backward.getResultTypes()[i], true));
   }
   for (const std::vector<Field> *fields : {&forwardFields, &backwardFields})
     for (const Field &f : *fields)
       if (storageType(f.type.getElementType()).empty())
-        return module.emitError() << "boundary tensor '" << f.name
-                                  << "' has element type "
-                                  << f.type.getElementType()
-                                  << "; the C ABI carries f32, f16 and bf16";
+        return module.emitError()
+               << "boundary tensor '" << f.name << "' has element type "
+               << f.type.getElementType()
+               << "; the C ABI carries f32, f16 and bf16";
   return success();
 }
 
-FailureOr<std::string> ModuleEmitter::pointerOf(Value value,
-                                                Operation *user) {
+FailureOr<std::string> ModuleEmitter::pointerOf(Value value, Operation *user) {
   if (auto it = pointers.find(value); it != pointers.end())
     return it->second;
   if (const ArenaBuffer *buffer = plan.lookup(value)) {
@@ -200,8 +198,7 @@ LogicalResult ModuleEmitter::emitFused(KernelOp kernel, llvm::raw_ostream &os) {
   if (auto label = kernel->getAttrOfType<StringAttr>("sluice.name"))
     fn += "_" + identifier(label.getValue());
   SmallVector<Value> yielded(kernel.getYield().getOperands());
-  FailureOr<FusedGroup> group =
-      makeFusedGroup(fn, description, ops, yielded);
+  FailureOr<FusedGroup> group = makeFusedGroup(fn, description, ops, yielded);
   if (failed(group))
     return failure();
   SmallVector<std::string> inputs, outputs;
@@ -258,8 +255,8 @@ LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
   FailureOr<std::string> aPointer = pointerOf(outerValue(g.a), kernel);
   FailureOr<std::string> bPointer = pointerOf(outerValue(g.b), kernel);
   if (!outerValue(g.a) || !outerValue(g.b))
-    return contract.emitOpError() << "in " << description
-                                  << " must read the kernel's inputs directly";
+    return contract.emitOpError()
+           << "in " << description << " must read the kernel's inputs directly";
   if (failed(aPointer) || failed(bPointer))
     return failure();
 
@@ -364,9 +361,9 @@ LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
   Type aElement = llvm::cast<NamedTensorType>(g.a.getType()).getElementType();
   Type bElement = llvm::cast<NamedTensorType>(g.b.getType()).getElementType();
   Type cElement = cType.getElementType();
-  os << "  // " << description << ": C[" << g.m << " x " << g.n << "] = "
-     << g.alpha << " * op(A)[" << g.m << " x " << g.k << "] op(B), batch "
-     << g.batchCount << "\n  {\n";
+  os << "  // " << description << ": C[" << g.m << " x " << g.n
+     << "] = " << g.alpha << " * op(A)[" << g.m << " x " << g.k
+     << "] op(B), batch " << g.batchCount << "\n  {\n";
   char alpha[64];
   std::snprintf(alpha, sizeof(alpha), "%a", static_cast<float>(g.alpha));
   os << "    const float alpha = " << alpha << "f;\n";
@@ -374,16 +371,16 @@ LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
     unsigned id = ltCount++;
     std::string suffix = std::to_string(id);
     contextFields += "  cublasLtMatmulDesc_t lt_desc_" + suffix +
-                     ";\n  cublasLtMatrixLayout_t lt_a_" + suffix +
-                     ", lt_b_" + suffix + ", lt_c_" + suffix + ";\n";
+                     ";\n  cublasLtMatrixLayout_t lt_a_" + suffix + ", lt_b_" +
+                     suffix + ", lt_c_" + suffix + ";\n";
     std::string create;
     llvm::raw_string_ostream cs(create);
     auto layout = [&](StringRef var, Type element, int64_t rows, int64_t cols,
                       int64_t ld, int64_t stride) {
       cs << "  SLUICE_CREATE_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&ctx->"
-         << var << ", " << cudaDataType(element) << ", " << rows << ", "
-         << cols << ", " << ld << "), \"cublasLtMatrixLayoutCreate for "
-         << description << "\");\n";
+         << var << ", " << cudaDataType(element) << ", " << rows << ", " << cols
+         << ", " << ld << "), \"cublasLtMatrixLayoutCreate for " << description
+         << "\");\n";
       if (g.batchCount > 1)
         cs << "  {\n    int32_t batch = " << g.batchCount
            << ";\n    int64_t stride = " << stride << ";\n"
@@ -399,19 +396,26 @@ LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
               "sizeof(stride)), \"batch stride\");\n  }\n";
     };
     cs << "  SLUICE_CREATE_CHECK_CUBLAS(cublasLtMatmulDescCreate(&ctx->lt_desc_"
-       << suffix << ", CUBLAS_COMPUTE_32F, CUDA_R_32F), \"cublasLtMatmulDescCreate for "
+       << suffix
+       << ", CUBLAS_COMPUTE_32F, CUDA_R_32F), \"cublasLtMatmulDescCreate for "
        << description << "\");\n";
     cs << "  {\n    cublasOperation_t ta = "
        << (g.transA ? "CUBLAS_OP_T" : "CUBLAS_OP_N")
        << ", tb = " << (g.transB ? "CUBLAS_OP_T" : "CUBLAS_OP_N")
        << ";\n    cublasLtEpilogue_t epilogue = " << ltEpilogue << ";\n"
-       << "    SLUICE_CREATE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_desc_"
+       << "    "
+          "SLUICE_CREATE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_"
+          "desc_"
        << suffix
        << ", CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)), \"transa\");\n"
-       << "    SLUICE_CREATE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_desc_"
+       << "    "
+          "SLUICE_CREATE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_"
+          "desc_"
        << suffix
        << ", CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)), \"transb\");\n"
-       << "    SLUICE_CREATE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_desc_"
+       << "    "
+          "SLUICE_CREATE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_"
+          "desc_"
        << suffix
        << ", CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)), "
           "\"epilogue\");\n  }\n";
@@ -433,16 +437,18 @@ LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
     os << "    const float beta = 0.0f;\n";
     if (!biasPointer.empty())
       os << "    const void *bias = " << biasPointer << ";\n"
-         << "    SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_desc_"
+         << "    "
+            "SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_desc_"
          << suffix
          << ", CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)), "
             "\"bias pointer of "
          << description << "\");\n";
-    os << "    SLUICE_CHECK_CUBLAS(cublasLtMatmul(ctx->lt, ctx->lt_desc_" << suffix
-       << ", &alpha, " << *aPointer << ", ctx->lt_a_" << suffix << ", "
-       << *bPointer << ", ctx->lt_b_" << suffix << ", &beta, " << *cPointer
-       << ", ctx->lt_c_" << suffix << ", " << *cPointer << ", ctx->lt_c_"
-       << suffix << ", NULL, ctx->workspace, ctx->workspace_bytes, stream), "
+    os << "    SLUICE_CHECK_CUBLAS(cublasLtMatmul(ctx->lt, ctx->lt_desc_"
+       << suffix << ", &alpha, " << *aPointer << ", ctx->lt_a_" << suffix
+       << ", " << *bPointer << ", ctx->lt_b_" << suffix << ", &beta, "
+       << *cPointer << ", ctx->lt_c_" << suffix << ", " << *cPointer
+       << ", ctx->lt_c_" << suffix
+       << ", NULL, ctx->workspace, ctx->workspace_bytes, stream), "
        << "\"cublasLtMatmul of " << description << "\");\n  }\n";
     return success();
   }
@@ -454,11 +460,11 @@ LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
        << (g.transA ? "CUBLAS_OP_T" : "CUBLAS_OP_N") << ", "
        << (g.transB ? "CUBLAS_OP_T" : "CUBLAS_OP_N") << ", " << g.m << ", "
        << g.n << ", " << g.k << ", &alpha, " << *aPointer << ", "
-       << cudaDataType(aElement) << ", " << g.lda << ", " << g.strideA
-       << "LL, " << *bPointer << ", " << cudaDataType(bElement) << ", "
-       << g.ldb << ", " << g.strideB << "LL, &beta, " << *cPointer << ", "
-       << cudaDataType(cElement) << ", " << g.ldc << ", " << g.strideC
-       << "LL, " << g.batchCount
+       << cudaDataType(aElement) << ", " << g.lda << ", " << g.strideA << "LL, "
+       << *bPointer << ", " << cudaDataType(bElement) << ", " << g.ldb << ", "
+       << g.strideB << "LL, &beta, " << *cPointer << ", "
+       << cudaDataType(cElement) << ", " << g.ldc << ", " << g.strideC << "LL, "
+       << g.batchCount
        << ", CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT), "
           "\"cublasGemmStridedBatchedEx of "
        << description << "\");\n";
@@ -467,10 +473,10 @@ LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
        << (g.transB ? "true" : "false") << ", " << g.m << "LL, " << g.n
        << "LL, " << g.k << "LL, alpha, (const " << storageType(aElement)
        << " *)(" << *aPointer << "), " << g.lda << "LL, " << g.strideA
-       << "LL, (const " << storageType(bElement) << " *)(" << *bPointer
-       << "), " << g.ldb << "LL, " << g.strideB << "LL, ("
-       << storageType(cElement) << " *)(" << *cPointer << "), " << g.ldc
-       << "LL, " << g.strideC << "LL, " << g.batchCount << "LL))\n"
+       << "LL, (const " << storageType(bElement) << " *)(" << *bPointer << "), "
+       << g.ldb << "LL, " << g.strideB << "LL, (" << storageType(cElement)
+       << " *)(" << *cPointer << "), " << g.ldc << "LL, " << g.strideC << "LL, "
+       << g.batchCount << "LL))\n"
        << "      return sluice_fail(ctx, SLUICE_ERROR_ALLOC, \"%s: no scratch "
           "memory for the GEMM of "
        << description << "\", phase);\n";
@@ -487,8 +493,8 @@ LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
     if (auto label = kernel->getAttrOfType<StringAttr>("sluice.name"))
       fn += "_" + identifier(label.getValue());
     fn += "_" + what.str();
-    FailureOr<FusedGroup> group = makeFusedGroup(
-        fn, description + " " + what.str(), ops, outputs);
+    FailureOr<FusedGroup> group =
+        makeFusedGroup(fn, description + " " + what.str(), ops, outputs);
     if (failed(group))
       return failure();
     SmallVector<std::string> inputs;
@@ -535,9 +541,8 @@ LogicalResult ModuleEmitter::emitPhase(GraphOp graph, bool isBackward,
         if (forward.getResultName(r) == argName)
           result = r;
       if (!result)
-        return graph.emitOpError()
-               << "argument '" << argName
-               << "' is not a result of the forward graph";
+        return graph.emitOpError() << "argument '" << argName
+                                   << "' is not a result of the forward graph";
       Value saved = forward.getReturnOp().getOperand(*result);
       while (auto rename = saved.getDefiningOp<RenameOp>())
         saved = rename.getInput();
@@ -550,8 +555,8 @@ LogicalResult ModuleEmitter::emitPhase(GraphOp graph, bool isBackward,
         pointers[arg] =
             "(ctx->arena + " + std::to_string(buffer->offset) + "ULL)";
       else
-        return graph.emitOpError() << "saved tensor '" << argName
-                                   << "' has no arena buffer";
+        return graph.emitOpError()
+               << "saved tensor '" << argName << "' has no arena buffer";
       continue;
     }
     pointers[arg] = "args->" + identifier(argName);
@@ -602,7 +607,8 @@ LogicalResult ModuleEmitter::emitPhase(GraphOp graph, bool isBackward,
     FailureOr<std::string> source = pointerOf(value, ret);
     if (failed(source))
       return failure();
-    uint64_t bytes = *llvm::cast<NamedTensorType>(value.getType()).getNumBytes();
+    uint64_t bytes =
+        *llvm::cast<NamedTensorType>(value.getType()).getNumBytes();
     if (isCuda())
       os << "  SLUICE_CHECK_CUDA(cudaMemcpyAsync((void *)" << field
          << ", (const void *)(" << *source << "), " << bytes
@@ -625,8 +631,8 @@ std::string ModuleEmitter::fieldsOf(ArrayRef<Field> fields,
 }
 
 std::string ModuleEmitter::header() const {
-  std::string guard = "SLUICE_MODULE_" + StringRef(name).upper() +
-                      (isCuda() ? "_H" : "_CPU_H");
+  std::string guard =
+      "SLUICE_MODULE_" + StringRef(name).upper() + (isCuda() ? "_H" : "_CPU_H");
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "/* Generated by sluicec: the C ABI of module '" << name << "' ("
@@ -740,8 +746,8 @@ std::string ModuleEmitter::source(StringRef phases) const {
   os << "extern \"C\" int sluice_" << name << "_create(" << ctxType
      << " **out) {\n  const char *phase = \"sluice_" << name
      << "_create\";\n  if (!out)\n    return SLUICE_ERROR_ARGUMENT;\n"
-     << "  " << ctxType << " *ctx = (" << ctxType
-     << " *)calloc(1, sizeof(" << ctxType << "));\n  *out = ctx;\n"
+     << "  " << ctxType << " *ctx = (" << ctxType << " *)calloc(1, sizeof("
+     << ctxType << "));\n  *out = ctx;\n"
      << "  if (!ctx) {\n    snprintf(sluice_create_error, "
         "sizeof(sluice_create_error), \"%s: cannot allocate the context\", "
         "phase);\n    return SLUICE_ERROR_ALLOC;\n  }\n";
@@ -781,8 +787,9 @@ std::string ModuleEmitter::source(StringRef phases) const {
   }
   os << "  (void)phase;\n  return SLUICE_OK;\n}\n\n";
   os << "extern \"C\" const char *sluice_" << name << "_last_error(const "
-     << ctxType << " *ctx) {\n  return ctx ? ctx->error : "
-                   "sluice_create_error;\n}\n\n";
+     << ctxType
+     << " *ctx) {\n  return ctx ? ctx->error : "
+        "sluice_create_error;\n}\n\n";
   os << phases;
 
   // The generic entry points.
@@ -910,8 +917,7 @@ FailureOr<EmittedModule> ModuleEmitter::run() {
   return result;
 }
 
-FailureOr<EmittedModule> mlir::sluice::emitModule(ModuleOp module,
-                                                  EmitTarget target,
-                                                  StringRef name) {
+FailureOr<EmittedModule>
+mlir::sluice::emitModule(ModuleOp module, EmitTarget target, StringRef name) {
   return ModuleEmitter(module, target, name).run();
 }

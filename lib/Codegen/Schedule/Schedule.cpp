@@ -85,9 +85,9 @@ FailureOr<KernelSchedule> mlir::sluice::scheduleOps(ArrayRef<Operation *> ops) {
       if (it == space.end())
         space.emplace_back(name, size);
       else if (it->second != size)
-        return op->emitOpError() << "dimension '" << name << "' has size "
-                                 << size << " here but " << it->second
-                                 << " elsewhere in the kernel";
+        return op->emitOpError()
+               << "dimension '" << name << "' has size " << size << " here but "
+               << it->second << " elsewhere in the kernel";
     }
     if (auto reduce = llvm::dyn_cast<ReduceOp>(op)) {
       Dims these;
@@ -113,11 +113,10 @@ FailureOr<KernelSchedule> mlir::sluice::scheduleOps(ArrayRef<Operation *> ops) {
   // Outer dims: D minus the reduced dims, or the dims every op shares.
   Dims outer;
   for (auto &dim : space) {
-    bool isOuter =
-        reduced ? !contains(*reduced, dim.first)
-                : llvm::all_of(ops, [&](Operation *op) {
-                    return domainType(op).hasDim(dim.first);
-                  });
+    bool isOuter = reduced ? !contains(*reduced, dim.first)
+                           : llvm::all_of(ops, [&](Operation *op) {
+                               return domainType(op).hasDim(dim.first);
+                             });
     if (isOuter)
       outer.push_back(dim);
   }
@@ -201,8 +200,7 @@ OpDomain mlir::sluice::domainOf(Operation *op, const KernelSchedule &schedule) {
   if (schedule.mode == ScheduleMode::Elementwise)
     return OpDomain::Full;
   NamedTensorType type = domainType(op);
-  return type.getRank() ==
-                 schedule.outerDims.size() + schedule.innerDims.size()
+  return type.getRank() == schedule.outerDims.size() + schedule.innerDims.size()
              ? OpDomain::Full
              : OpDomain::Outer;
 }
@@ -234,10 +232,10 @@ DictionaryAttr KernelSchedule::toAttr(MLIRContext *context) const {
                             : reduction == ReductionStrategy::Block ? "block"
                                                                     : "none";
   SmallVector<NamedAttribute> entries = {
-      builder.getNamedAttr("mode", builder.getStringAttr(
-                                       mode == ScheduleMode::Elementwise
-                                           ? "elementwise"
-                                           : "row_block")),
+      builder.getNamedAttr(
+          "mode", builder.getStringAttr(mode == ScheduleMode::Elementwise
+                                            ? "elementwise"
+                                            : "row_block")),
       builder.getNamedAttr("outer", strings(outerDims)),
       builder.getNamedAttr("inner", strings(innerDims)),
       builder.getNamedAttr("grid", builder.getI64IntegerAttr(gridSize)),

@@ -45,6 +45,4 @@ std::unique_ptr<Pass> mlir::sluice::createSchedulePass() {
   return std::make_unique<SchedulePass>();
 }
 
-void mlir::sluice::registerSchedulePass() {
-  PassRegistration<SchedulePass>();
-}
+void mlir::sluice::registerSchedulePass() { PassRegistration<SchedulePass>(); }
