@@ -157,6 +157,50 @@ def SluiceLegalizeContractions : Pass<"sluice-legalize-contractions", "::mlir::M
         -> !sluice.tensor<[b=2, h=2, j=4, k=4], f32>
     ```
   }];
+
+def SluiceFuse : Pass<"sluice-fuse", "::mlir::ModuleOp"> {
+  let summary = "Groups primitives into sluice.kernel ops that move the fewest bytes";
+  let description = [{
+    A greedy algorithm over the dataflow graph and the byte accounting:
+    every primitive starts as its own group, and the pass repeatedly merges
+    the two groups (a producer and a consumer, or two readers of one tensor)
+    whose merge saves the most bytes while the result is still one legal
+    kernel, until no merge saves bytes. Then each group becomes a
+    `sluice.kernel` (kind `fused`, or `gemm` for a contraction with the
+    epilogue folded into it). docs/Fusion.md gives the legality rules and a
+    worked example:
+
+    * one iteration space D = outer x R per kernel: every op loops over all
+      of D or over the outer dimensions only; every reduction reduces R;
+    * no cycle between kernels;
+    * a contraction stays a library call; with `fold-epilogues` it absorbs a
+      bias along its output rows, then relu or tanh-gelu, or the sum of an
+      operand over its contracted dimensions (a bias gradient), as cuBLASLt
+      epilogues;
+    * random masks are regenerated inside every kernel that uses them
+      (0 bytes); one that must cross a kernel boundary is stored bit-packed
+      (`mask-policy=auto`).
+
+    Input: decomposed graphs (no composites). Output: every computing op at
+    a graph's top level is a `sluice.kernel`; renames stay as views.
+  }];
+  let options = [
+    Option<"enable", "enable", "bool", /*default=*/"true",
+           "Fuse; when false every primitive becomes a kernel of its own "
+           "(and masks are stored element-sized), as a framework runs them">,
+    Option<"foldEpilogues", "fold-epilogues", "bool", /*default=*/"true",
+           "Fold bias, activation and bias-gradient epilogues into "
+           "contractions (cuBLASLt)">,
+    Option<"maxOps", "max-ops", "unsigned", /*default=*/"0",
+           "At most this many primitives per kernel (0: no bound)">,
+    Option<"maxResident", "max-resident", "int64_t", /*default=*/"8192",
+           "Largest reduced extent (elements) a kernel may keep resident to "
+           "reuse a statistic it computed over the same rows">,
+    Option<"maskPolicy", "mask-policy", "std::string", /*default=*/"\"auto\"",
+           "Dropout masks: 'auto' (regenerate where the kernel can, else "
+           "bit-pack), 'regenerate' (else store element-sized), 'bitpack' "
+           "(always store bit-packed)">,
+  ];
 }
 
 #endif // SLUICE_PASSES_TD

@@ -1,0 +1,786 @@
+//===- Fuse.cpp - group primitives into kernels that move fewer bytes -----===//
+//
+// --sluice-fuse: a greedy algorithm over the dataflow graph and the byte
+// accounting. Every primitive starts as its own group; the pass repeatedly
+// merges the pair of groups (a producer and its consumer, or two groups
+// reading the same tensor) whose merge saves the most bytes, as long as the
+// merged group is still one legal kernel, until no merge saves bytes. Random
+// masks are not grouped: each kernel that uses one regenerates it, or it is
+// stored bit-packed. docs/Fusion.md explains the rules with a worked example.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/sluice/SluiceBuilders.h"
+#include "dialects/sluice/SluicePasses.h"
+#include "sluice/Codegen/GemmMapping.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <map>
+#include <optional>
+
+namespace mlir::sluice {
+#define GEN_PASS_DEF_SLUICEFUSE
+#include "dialects/sluice/SluicePasses.h.inc"
+} // namespace mlir::sluice
+
+using namespace mlir;
+using namespace mlir::sluice;
+
+namespace {
+
+/// How random masks are stored between kernels.
+enum class MaskPolicy { Auto, Regenerate, Bitpack };
+
+struct FuseOptions {
+  bool enable = true;
+  bool foldEpilogues = true;
+  unsigned maxOps = 0;
+  int64_t maxResident = 8192;
+  MaskPolicy maskPolicy = MaskPolicy::Auto;
+};
+
+/// A set of dimension names with their sizes.
+using DimSet = std::map<std::string, int64_t>;
+
+DimSet dimsOf(NamedTensorType type) {
+  DimSet dims;
+  for (auto [name, size] : llvm::zip(type.getDimNames(), type.getSizes()))
+    dims[name.getValue().str()] = size;
+  return dims;
+}
+
+bool isSubset(const DimSet &small, const DimSet &large) {
+  for (auto &[name, size] : small) {
+    auto it = large.find(name);
+    if (it == large.end() || it->second != size)
+      return false;
+  }
+  return true;
+}
+
+DimSet minus(const DimSet &all, const DimSet &removed) {
+  DimSet result;
+  for (auto &[name, size] : all)
+    if (!removed.count(name))
+      result[name] = size;
+  return result;
+}
+
+int64_t extent(const DimSet &dims) {
+  int64_t product = 1;
+  for (auto &entry : dims)
+    product *= entry.second;
+  return product;
+}
+
+/// The iteration domain of a fusible primitive: the dimensions it loops
+/// over. A reduction loops over its input's; it also names what it reduces.
+struct Domain {
+  DimSet dims;
+  DimSet reduced;
+};
+
+Domain domainOf(Operation *op) {
+  Domain domain;
+  if (auto reduce = llvm::dyn_cast<ReduceOp>(op)) {
+    domain.dims = dimsOf(reduce.getInput().getType());
+    for (Attribute name : reduce.getDims()) {
+      std::string dim = llvm::cast<StringAttr>(name).getValue().str();
+      domain.reduced[dim] = domain.dims[dim];
+    }
+    return domain;
+  }
+  domain.dims = dimsOf(llvm::cast<NamedTensorType>(op->getResult(0).getType()));
+  return domain;
+}
+
+uint64_t tensorBytes(Value value, bool packed) {
+  auto type = llvm::cast<NamedTensorType>(value.getType());
+  uint64_t elements = *type.getNumElements();
+  if (packed)
+    return (elements + 7) / 8;
+  return elements * (type.getElementType().getIntOrFloatBitWidth() / 8);
+}
+
+/// A view's source: renames alias their input.
+Value resolveView(Value value) {
+  while (auto rename = value.getDefiningOp<RenameOp>())
+    value = rename.getInput();
+  return value;
+}
+
+std::string originKind(Operation *op) {
+  if (auto kind =
+          op->getAttrOfType<StringAttr>(SluiceDialect::getOriginKindAttrName()))
+    return kind.getValue().str();
+  return {};
+}
+
+std::string reportName(Operation *op) {
+  if (auto name =
+          op->getAttrOfType<StringAttr>(SluiceDialect::getOpNameAttrName()))
+    return name.getValue().str();
+  std::string mnemonic = op->getName().stripDialect().str();
+  if (auto origin =
+          op->getAttrOfType<StringAttr>(SluiceDialect::getOriginAttrName()))
+    return origin.getValue().str() + "." + mnemonic;
+  return mnemonic;
+}
+
+/// One candidate kernel: a set of ops of the graph body.
+struct Group {
+  /// Member op indices, ascending (program order).
+  SmallVector<unsigned> members;
+  bool alive = true;
+  /// Holds a contraction: runs as a library call.
+  bool library = false;
+  /// The contraction's epilogue so far (library groups).
+  std::string epilogue;
+  /// The value the next epilogue stage applies to (library groups).
+  Value tail;
+  /// The iteration space (fused groups): D and the reduced dims R.
+  DimSet dims, reduced;
+};
+
+/// The fusion of one graph.
+class GraphFuser {
+public:
+  GraphFuser(GraphOp graph, const FuseOptions &options)
+      : graph(graph), options(options) {}
+
+  LogicalResult run();
+
+private:
+  // Setup.
+  void collectOps();
+  bool isMask(unsigned op) const { return llvm::isa<RandomMaskOp>(ops[op]); }
+
+  // The accounting of a set of ops run as one kernel.
+  uint64_t groupBytes(ArrayRef<unsigned> members) const;
+  uint64_t inputBytes(Value value) const;
+
+  // Legality.
+  bool canMerge(const Group &a, const Group &b, Group &merged) const;
+  bool canMergeFused(const Group &a, const Group &b, Group &merged) const;
+  bool canFoldEpilogue(const Group &library, const Group &consumer,
+                       Group &merged) const;
+  bool createsCycle(unsigned a, unsigned b) const;
+  bool fitsResident(const Group &group) const;
+
+  // The greedy loop.
+  void fuseGreedily();
+  SmallVector<unsigned> successorsOf(unsigned group) const;
+
+  // Rewriting.
+  LogicalResult buildKernels();
+
+  GraphOp graph;
+  FuseOptions options;
+  /// The computing ops of the body (no renames, no terminator), in order.
+  SmallVector<Operation *> ops;
+  DenseMap<Operation *, unsigned> indexOf;
+  SmallVector<Group> groups;
+  /// Group of each op (masks: none until placed).
+  SmallVector<int> groupOf;
+};
+
+void GraphFuser::collectOps() {
+  for (Operation &op : graph.getBody().front().without_terminator()) {
+    if (llvm::isa<RenameOp>(op))
+      continue;
+    indexOf[&op] = ops.size();
+    ops.push_back(&op);
+  }
+  groupOf.assign(ops.size(), -1);
+  for (unsigned index = 0; index < ops.size(); ++index) {
+    // Masks are regenerated inside their users unless fusion is off or
+    // they are always stored.
+    if (isMask(index) && options.enable &&
+        options.maskPolicy != MaskPolicy::Bitpack)
+      continue;
+    Group group;
+    group.members.push_back(index);
+    Operation *op = ops[index];
+    if (auto contract = llvm::dyn_cast<ContractOp>(op)) {
+      group.library = true;
+      group.tail = contract.getResult();
+    } else {
+      Domain domain = domainOf(op);
+      group.dims = domain.dims;
+      group.reduced = domain.reduced;
+    }
+    groupOf[index] = groups.size();
+    groups.push_back(std::move(group));
+  }
+}
+
+/// Bytes of reading `value` into a kernel: a regenerated mask costs nothing,
+/// a stored one a bit per element.
+uint64_t GraphFuser::inputBytes(Value value) const {
+  Value source = resolveView(value);
+  if (auto *op = source.getDefiningOp(); op && llvm::isa<RandomMaskOp>(op)) {
+    if (!options.enable)
+      return tensorBytes(source, /*packed=*/false);
+    if (options.maskPolicy == MaskPolicy::Bitpack)
+      return tensorBytes(source, /*packed=*/true);
+    return 0;
+  }
+  return tensorBytes(source, /*packed=*/false);
+}
+
+uint64_t GraphFuser::groupBytes(ArrayRef<unsigned> members) const {
+  llvm::SmallDenseSet<Operation *, 16> inside;
+  for (unsigned index : members)
+    inside.insert(ops[index]);
+  llvm::SmallDenseSet<Value, 16> read;
+  uint64_t bytes = 0;
+  for (unsigned index : members) {
+    Operation *op = ops[index];
+    for (Value operand : op->getOperands()) {
+      Value source = resolveView(operand);
+      Operation *producer = source.getDefiningOp();
+      if (producer && inside.contains(producer))
+        continue;
+      if (read.insert(source).second)
+        bytes += inputBytes(source);
+    }
+    for (Value result : op->getResults()) {
+      bool escapes = llvm::any_of(result.getUsers(), [&](Operation *user) {
+        // A rename's users are the view's users.
+        if (auto rename = llvm::dyn_cast<RenameOp>(user))
+          return true;
+        return !inside.contains(user);
+      });
+      if (escapes)
+        bytes += tensorBytes(result, isMask(index) && options.enable);
+    }
+  }
+  return bytes;
+}
+
+/// A kernel whose full-domain ops read a statistic computed in the same
+/// kernel keeps each row resident (registers or shared memory) between the
+/// passes; `max-resident` bounds that row.
+bool GraphFuser::fitsResident(const Group &group) const {
+  if (group.reduced.empty() || extent(group.reduced) <= options.maxResident)
+    return true;
+  llvm::SmallDenseSet<Operation *, 16> inside;
+  for (unsigned index : group.members)
+    inside.insert(ops[index]);
+  for (unsigned index : group.members) {
+    Operation *op = ops[index];
+    if (domainOf(op).dims != group.dims)
+      continue;
+    for (Value operand : op->getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      if (!producer || !inside.contains(producer))
+        continue;
+      if (domainOf(producer).dims != group.dims ||
+          llvm::isa<ReduceOp>(producer))
+        return false;
+    }
+  }
+  return true;
+}
+
+/// Two fused groups make one kernel if one iteration space D = outer x R
+/// holds them: every op loops over all of D or over the outer dims only, and
+/// every reduction reduces exactly R.
+bool GraphFuser::canMergeFused(const Group &a, const Group &b,
+                               Group &merged) const {
+  const Group &large = isSubset(a.dims, b.dims) ? b : a;
+  const Group &small = &large == &a ? b : a;
+  if (!isSubset(small.dims, large.dims))
+    return false;
+  if (!a.reduced.empty() && !b.reduced.empty() && a.reduced != b.reduced)
+    return false;
+  merged.dims = large.dims;
+  merged.reduced = a.reduced.empty() ? b.reduced : a.reduced;
+  DimSet outer = minus(merged.dims, merged.reduced);
+  for (const Group *group : {&a, &b})
+    for (unsigned index : group->members) {
+      Domain domain = domainOf(ops[index]);
+      if (domain.dims == merged.dims) {
+        if (!domain.reduced.empty() && domain.reduced != merged.reduced)
+          return false;
+        continue;
+      }
+      if (merged.reduced.empty() || domain.dims != outer ||
+          !domain.reduced.empty())
+        return false;
+    }
+  return fitsResident(merged);
+}
+
+/// A contraction absorbs what cuBLASLt can apply as its epilogue: a bias
+/// along the rows of its output, then relu or (tanh) gelu; or the sum of an
+/// operand over the contracted dimensions (the bias gradient).
+bool GraphFuser::canFoldEpilogue(const Group &library, const Group &consumer,
+                                 Group &merged) const {
+  if (!options.foldEpilogues || consumer.library ||
+      consumer.members.size() != 1)
+    return false;
+  auto contract = llvm::cast<ContractOp>(ops[library.members.front()]);
+  FailureOr<GemmMapping> mapping = mapContraction(contract);
+  if (failed(mapping))
+    return false;
+  Operation *op = ops[consumer.members.front()];
+  merged.library = true;
+  merged.tail = library.tail;
+
+  if (auto reduce = llvm::dyn_cast<ReduceOp>(op)) {
+    if (!library.epilogue.empty() || reduce.getKind() != ReduceKind::sum)
+      return false;
+    std::optional<bool> isA = bgradOperandIsA(*mapping, reduce);
+    if (!isA)
+      return false;
+    merged.epilogue = *isA ? "bgrada" : "bgradb";
+    return true;
+  }
+
+  auto map = llvm::dyn_cast<MapOp>(op);
+  if (!map || !library.tail || !library.tail.hasOneUse() ||
+      !llvm::is_contained(map.getInputs(), library.tail) ||
+      map.getResult().getType() != library.tail.getType() ||
+      !map.getIndexDims().empty())
+    return false;
+  std::string kind = originKind(map);
+  StringRef stage = library.epilogue;
+  if (kind == "bias_add") {
+    if (!stage.empty() || map.getInputs().size() != 2)
+      return false;
+    Value bias = map.getInputs()[0] == library.tail ? map.getInputs()[1]
+                                                     : map.getInputs()[0];
+    if (!isBiasEpilogueLegal(*mapping, getTensorType(bias)))
+      return false;
+    merged.epilogue = "bias";
+  } else if (kind == "relu" || kind == "gelu_tanh") {
+    if (map.getInputs().size() != 1 || (!stage.empty() && stage != "bias"))
+      return false;
+    std::string activation = kind == "relu" ? "relu" : "gelu";
+    merged.epilogue = stage.empty() ? activation : "bias_" + activation;
+  } else {
+    return false;
+  }
+  merged.tail = map.getResult();
+  return true;
+}
+
+bool GraphFuser::canMerge(const Group &a, const Group &b,
+                          Group &merged) const {
+  if (options.maxOps &&
+      a.members.size() + b.members.size() > options.maxOps)
+    return false;
+  if (a.library && b.library)
+    return false;
+  // A stored mask stays a kernel of its own.
+  auto isStoredMask = [&](const Group &group) {
+    return options.maskPolicy == MaskPolicy::Bitpack &&
+           group.members.size() == 1 && isMask(group.members.front());
+  };
+  if (isStoredMask(a) || isStoredMask(b))
+    return false;
+  if (a.library)
+    return canFoldEpilogue(a, b, merged);
+  if (b.library)
+    return false;
+  merged.library = false;
+  return canMergeFused(a, b, merged);
+}
+
+SmallVector<unsigned> GraphFuser::successorsOf(unsigned group) const {
+  llvm::SetVector<unsigned> successors;
+  std::function<void(Value)> visitUsers = [&](Value value) {
+    for (Operation *user : value.getUsers()) {
+      if (auto rename = llvm::dyn_cast<RenameOp>(user)) {
+        visitUsers(rename.getResult());
+        continue;
+      }
+      auto it = indexOf.find(user);
+      if (it == indexOf.end() || groupOf[it->second] < 0)
+        continue;
+      unsigned target = groupOf[it->second];
+      if (target != group)
+        successors.insert(target);
+    }
+  };
+  for (unsigned index : groups[group].members)
+    for (Value result : ops[index]->getResults())
+      visitUsers(result);
+  return successors.takeVector();
+}
+
+/// Merging a and b closes a cycle iff one reaches the other through a third
+/// group.
+bool GraphFuser::createsCycle(unsigned a, unsigned b) const {
+  auto reachesThroughOther = [&](unsigned from, unsigned to) {
+    SmallVector<unsigned> stack;
+    llvm::DenseSet<unsigned> seen;
+    for (unsigned next : successorsOf(from))
+      if (next != to && seen.insert(next).second)
+        stack.push_back(next);
+    while (!stack.empty()) {
+      unsigned current = stack.pop_back_val();
+      if (current == to)
+        return true;
+      for (unsigned next : successorsOf(current))
+        if (seen.insert(next).second)
+          stack.push_back(next);
+    }
+    return false;
+  };
+  return reachesThroughOther(a, b) || reachesThroughOther(b, a);
+}
+
+void GraphFuser::fuseGreedily() {
+  if (!options.enable)
+    return;
+  while (true) {
+    // Candidate pairs: producer -> consumer, and groups reading a common
+    // tensor produced elsewhere.
+    std::set<std::pair<unsigned, unsigned>> candidates;
+    DenseMap<Value, SmallVector<unsigned>> readers;
+    for (unsigned g = 0; g < groups.size(); ++g) {
+      if (!groups[g].alive)
+        continue;
+      for (unsigned next : successorsOf(g))
+        candidates.insert({g, next});
+      llvm::SmallDenseSet<Value, 8> own;
+      for (unsigned index : groups[g].members)
+        for (Value operand : ops[index]->getOperands()) {
+          Value source = resolveView(operand);
+          if (own.insert(source).second)
+            readers[source].push_back(g);
+        }
+    }
+    for (auto &[value, list] : readers)
+      for (unsigned i = 0; i < list.size(); ++i)
+        for (unsigned j = i + 1; j < list.size(); ++j)
+          if (list[i] != list[j])
+            candidates.insert({std::min(list[i], list[j]),
+                               std::max(list[i], list[j])});
+
+    // The legal merge that saves the most bytes; ties go to the earliest.
+    struct Best {
+      int64_t saving = 0;
+      unsigned first = 0, second = 0;
+      Group merged;
+    } best;
+    bool found = false;
+    for (auto [first, second] : candidates) {
+      Group &a = groups[first], &b = groups[second];
+      SmallVector<unsigned> members(a.members);
+      members.append(b.members.begin(), b.members.end());
+      llvm::sort(members);
+      int64_t saving = static_cast<int64_t>(groupBytes(a.members)) +
+                       static_cast<int64_t>(groupBytes(b.members)) -
+                       static_cast<int64_t>(groupBytes(members));
+      if (saving <= 0 || (found && saving <= best.saving))
+        continue;
+      // A library group only absorbs its consumers.
+      Group merged;
+      bool legal = b.library ? canMerge(b, a, merged) : canMerge(a, b, merged);
+      if (!legal || createsCycle(first, second))
+        continue;
+      merged.members = std::move(members);
+      best = {saving, first, second, std::move(merged)};
+      found = true;
+    }
+    if (!found)
+      return;
+    Group &keep = groups[best.first];
+    keep = std::move(best.merged);
+    for (unsigned index : keep.members)
+      groupOf[index] = best.first;
+    groups[best.second].alive = false;
+    groups[best.second].members.clear();
+  }
+}
+
+LogicalResult GraphFuser::run() {
+  collectOps();
+  fuseGreedily();
+  return buildKernels();
+}
+
+/// Replaces each group by one sluice.kernel, in a topological order of the
+/// groups; renames move along to stay after their sources.
+LogicalResult GraphFuser::buildKernels() {
+  Block &body = graph.getBody().front();
+  MLIRContext *context = graph.getContext();
+
+  // Place the masks: regenerated in every fused user group that can host
+  // one, else stored by a kernel of its own (bit-packed unless the policy
+  // says regenerate).
+  DenseMap<unsigned, SmallVector<unsigned>> regenerated; // group -> masks
+  SmallVector<unsigned> storedMasks;
+  for (unsigned index = 0; index < ops.size(); ++index) {
+    if (!isMask(index) || groupOf[index] >= 0)
+      continue;
+    Value mask = ops[index]->getResult(0);
+    DimSet maskDims = dimsOf(getTensorType(mask));
+    bool needsStore = false;
+    llvm::SetVector<unsigned> users;
+    std::function<void(Value)> visit = [&](Value value) {
+      for (Operation *user : value.getUsers()) {
+        if (auto rename = llvm::dyn_cast<RenameOp>(user)) {
+          needsStore = true; // A renamed mask changes its RNG order.
+          continue;
+        }
+        auto it = indexOf.find(user);
+        if (it == indexOf.end() || groupOf[it->second] < 0) {
+          needsStore = true; // Returned, or read by another mask's user.
+          continue;
+        }
+        users.insert(groupOf[it->second]);
+      }
+    };
+    visit(mask);
+    for (unsigned user : users) {
+      const Group &group = groups[user];
+      bool hostable =
+          !group.library &&
+          (maskDims == group.dims ||
+           (!group.reduced.empty() &&
+            maskDims == minus(group.dims, group.reduced)));
+      if (hostable)
+        regenerated[user].push_back(index);
+      else
+        needsStore = true;
+    }
+    if (needsStore)
+      storedMasks.push_back(index);
+  }
+  SmallVector<int64_t> packedGroups;
+  for (unsigned index : storedMasks) {
+    Group group;
+    group.members.push_back(index);
+    Domain domain = domainOf(ops[index]);
+    group.dims = domain.dims;
+    groupOf[index] = groups.size();
+    if (options.maskPolicy != MaskPolicy::Regenerate)
+      packedGroups.push_back(groups.size());
+    groups.push_back(std::move(group));
+  }
+  // Under the bitpack policy every mask already is a group of its own.
+  if (options.enable && options.maskPolicy == MaskPolicy::Bitpack)
+    for (unsigned g = 0; g < groups.size(); ++g)
+      if (groups[g].alive && groups[g].members.size() == 1 &&
+          isMask(groups[g].members.front()))
+        packedGroups.push_back(g);
+
+  // Topological order of the live groups (Kahn; ties by first member).
+  SmallVector<unsigned> live;
+  for (unsigned g = 0; g < groups.size(); ++g)
+    if (groups[g].alive && !groups[g].members.empty())
+      live.push_back(g);
+  DenseMap<unsigned, unsigned> inDegree;
+  DenseMap<unsigned, SmallVector<unsigned>> successors;
+  for (unsigned g : live) {
+    inDegree.try_emplace(g, 0);
+    for (unsigned next : successorsOf(g)) {
+      successors[g].push_back(next);
+      ++inDegree[next];
+    }
+  }
+  // Regenerated masks add no edges: they are recomputed in place.
+  std::set<std::pair<unsigned, unsigned>> ready;
+  for (unsigned g : live)
+    if (inDegree[g] == 0)
+      ready.insert({groups[g].members.front(), g});
+  SmallVector<unsigned> order;
+  while (!ready.empty()) {
+    unsigned g = ready.begin()->second;
+    ready.erase(ready.begin());
+    order.push_back(g);
+    for (unsigned next : successors[g])
+      if (--inDegree[next] == 0)
+        ready.insert({groups[next].members.front(), next});
+  }
+  if (order.size() != live.size())
+    return graph.emitOpError()
+           << "--sluice-fuse: the kernel graph has a cycle (a bug in the pass)";
+
+  // Emit the kernels at the end of the body, then erase the originals.
+  SmallVector<Operation *> original;
+  for (Operation &op : body.without_terminator())
+    original.push_back(&op);
+  Operation *terminator = body.getTerminator();
+  OpBuilder builder(terminator);
+  IRMapping outside; // original value -> value in the new program
+  for (BlockArgument arg : body.getArguments())
+    outside.map(arg, arg);
+  SmallVector<RenameOp> renames;
+  for (Operation &op : body.without_terminator())
+    if (auto rename = llvm::dyn_cast<RenameOp>(op))
+      renames.push_back(rename);
+  llvm::DenseSet<Operation *> emittedRenames;
+  // Renames whose source is available are cloned as soon as it is.
+  auto emitReadyRenames = [&]() {
+    bool progress = true;
+    while (progress) {
+      progress = false;
+      for (RenameOp rename : renames) {
+        if (emittedRenames.contains(rename) ||
+            !outside.contains(rename.getInput()))
+          continue;
+        Operation *clone = builder.clone(*rename, outside);
+        outside.map(rename.getResult(), clone->getResult(0));
+        emittedRenames.insert(rename);
+        progress = true;
+      }
+    }
+  };
+  emitReadyRenames();
+
+  unsigned kernelNumber = 0;
+  for (unsigned g : order) {
+    Group &group = groups[g];
+    SmallVector<Operation *> members;
+    for (unsigned index : regenerated.lookup(g))
+      members.push_back(ops[index]);
+    for (unsigned index : group.members)
+      members.push_back(ops[index]);
+    llvm::SmallDenseSet<Operation *, 16> inside(members.begin(),
+                                                members.end());
+    // Inputs: values read from outside (each once); outputs: values used
+    // outside or returned.
+    llvm::SetVector<Value> inputs;
+    for (Operation *op : members)
+      for (Value operand : op->getOperands()) {
+        Operation *producer = operand.getDefiningOp();
+        if (!producer || !inside.contains(producer))
+          inputs.insert(operand);
+      }
+    SmallVector<Value> outputs;
+    for (Operation *op : members)
+      for (Value result : op->getResults())
+        if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+              return !inside.contains(user);
+            }))
+          outputs.push_back(result);
+
+    SmallVector<Value> kernelInputs;
+    for (Value input : inputs) {
+      Value mapped = outside.lookupOrNull(input);
+      if (!mapped)
+        return graph.emitOpError()
+               << "--sluice-fuse: a kernel input is not available (a bug in "
+                  "the pass)";
+      kernelInputs.push_back(mapped);
+    }
+    auto kernel = KernelOp::create(builder, graph.getLoc(),
+                                   ValueRange(outputs).getTypes(),
+                                   kernelInputs);
+    Block *kernelBody = new Block();
+    kernel.getBody().push_back(kernelBody);
+    IRMapping inner;
+    for (Value input : inputs)
+      inner.map(input, kernelBody->addArgument(input.getType(), input.getLoc()));
+    OpBuilder bodyBuilder = OpBuilder::atBlockEnd(kernelBody);
+    SmallVector<Attribute> memberNames;
+    for (Operation *op : members) {
+      bodyBuilder.clone(*op, inner);
+      memberNames.push_back(StringAttr::get(context, reportName(op)));
+    }
+    SmallVector<Value> yielded;
+    for (Value output : outputs)
+      yielded.push_back(inner.lookup(output));
+    KernelYieldOp::create(bodyBuilder, graph.getLoc(), yielded);
+
+    kernel.setKind(group.library ? KernelKind::gemm : KernelKind::fused);
+    kernel.setMembersAttr(ArrayAttr::get(context, memberNames));
+    if (group.library && !group.epilogue.empty())
+      kernel.setEpilogue(group.epilogue);
+    if (llvm::is_contained(packedGroups, static_cast<int64_t>(g))) {
+      SmallVector<int64_t> packed;
+      for (auto [index, output] : llvm::enumerate(outputs))
+        if (llvm::isa_and_nonnull<RandomMaskOp>(output.getDefiningOp()))
+          packed.push_back(index);
+      kernel.setPacked(packed);
+    }
+    kernel->setAttr(SluiceDialect::getOpNameAttrName(),
+                    StringAttr::get(context, "k" + Twine(kernelNumber++)));
+    for (auto [output, result] : llvm::zip(outputs, kernel.getResults()))
+      outside.map(output, result);
+    emitReadyRenames();
+  }
+
+  // Point the terminator at the new values and drop the old program.
+  for (OpOperand &operand : terminator->getOpOperands()) {
+    Value mapped = outside.lookupOrNull(operand.get());
+    if (!mapped)
+      return graph.emitOpError()
+             << "--sluice-fuse: a result is not available (a bug in the pass)";
+    operand.set(mapped);
+  }
+  if (emittedRenames.size() != renames.size())
+    return graph.emitOpError()
+           << "--sluice-fuse: a rename's source is not available (a bug in "
+              "the pass)";
+  for (Operation *op : llvm::reverse(original)) {
+    op->dropAllUses();
+    op->erase();
+  }
+  return success();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct FusePass : mlir::sluice::impl::SluiceFuseBase<FusePass> {
+  using SluiceFuseBase::SluiceFuseBase;
+
+  void runOnOperation() override {
+    FuseOptions fuseOptions;
+    fuseOptions.enable = enable;
+    fuseOptions.foldEpilogues = foldEpilogues;
+    fuseOptions.maxOps = maxOps;
+    fuseOptions.maxResident = maxResident;
+    if (maskPolicy == "auto")
+      fuseOptions.maskPolicy = MaskPolicy::Auto;
+    else if (maskPolicy == "regenerate")
+      fuseOptions.maskPolicy = MaskPolicy::Regenerate;
+    else if (maskPolicy == "bitpack")
+      fuseOptions.maskPolicy = MaskPolicy::Bitpack;
+    else {
+      getOperation().emitError()
+          << "--sluice-fuse: mask-policy must be 'auto', 'regenerate' or "
+             "'bitpack', got '"
+          << maskPolicy << "'";
+      return signalPassFailure();
+    }
+    if (maxResident <= 0) {
+      getOperation().emitError()
+          << "--sluice-fuse: max-resident must be positive, got "
+          << maxResident;
+      return signalPassFailure();
+    }
+    for (GraphOp graph : getOperation().getOps<GraphOp>()) {
+      bool composite = false;
+      graph.walk([&](CompositeOpInterface op) {
+        op.emitOpError() << "must be decomposed before --sluice-fuse (run "
+                            "--sluice-decompose first)";
+        composite = true;
+      });
+      if (composite)
+        return signalPassFailure();
+      if (!graph.getBody().front().getOps<KernelOp>().empty()) {
+        graph.emitOpError() << "is already fused";
+        return signalPassFailure();
+      }
+      if (failed(GraphFuser(graph, fuseOptions).run()))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace
