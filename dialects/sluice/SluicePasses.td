@@ -157,6 +157,7 @@ def SluiceLegalizeContractions : Pass<"sluice-legalize-contractions", "::mlir::M
         -> !sluice.tensor<[b=2, h=2, j=4, k=4], f32>
     ```
   }];
+}
 
 def SluiceFuse : Pass<"sluice-fuse", "::mlir::ModuleOp"> {
   let summary = "Groups primitives into sluice.kernel ops that move the fewest bytes";
