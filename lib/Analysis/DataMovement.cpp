@@ -42,10 +42,18 @@ std::optional<uint64_t> Cost::bytesMoved() const {
 bool mlir::sluice::isCountedOp(Operation *op) {
   if (!llvm::isa_and_nonnull<SluiceDialect>(op->getDialect()))
     return false;
-  return !llvm::isa<GraphOp, ReturnOp, YieldOp, RenameOp>(op);
+  return !llvm::isa<GraphOp, ReturnOp, YieldOp, RenameOp, KernelYieldOp>(op);
 }
 
 OpClass mlir::sluice::classifyOp(Operation *op) {
+  if (auto kernel = llvm::dyn_cast<KernelOp>(op)) {
+    if (kernel.getKind() == KernelKind::gemm)
+      return OpClass::Contraction;
+    bool reduces = llvm::any_of(kernel.getBlock(), [](Operation &member) {
+      return llvm::isa<ReduceOp>(member);
+    });
+    return reduces ? OpClass::Normalization : OpClass::ElementWise;
+  }
   if (llvm::isa<ContractOp>(op))
     return OpClass::Contraction;
   if (llvm::isa<ReduceOp, SoftmaxOp, LayerNormOp>(op))
@@ -149,6 +157,16 @@ static std::optional<uint64_t> primitiveFlop(Operation *op) {
       .Case([](CompositeOpInterface composite) {
         return compositeFlop(composite);
       })
+      .Case([](KernelOp kernel) -> std::optional<uint64_t> {
+        // The flop of its members.
+        uint64_t total = 0;
+        for (Operation &member : kernel.getBlock().without_terminator()) {
+          std::optional<uint64_t> flop = primitiveFlop(&member);
+          if (!flop || __builtin_add_overflow(total, *flop, &total))
+            return std::nullopt;
+        }
+        return total;
+      })
       .Default([](Operation *) { return uint64_t(0); });
 }
 
@@ -172,8 +190,13 @@ FailureOr<Cost> mlir::sluice::countOp(Operation *op) {
         __builtin_add_overflow(cost.bytesRead, *bytes, &cost.bytesRead))
       return overflow("bytes-read");
   }
+  auto kernel = llvm::dyn_cast<KernelOp>(op);
   for (Value result : op->getResults()) {
     std::optional<uint64_t> bytes = tensorBytes(result);
+    // A bit-packed mask takes one bit per element.
+    if (bytes && kernel &&
+        kernel.isPacked(llvm::cast<OpResult>(result).getResultNumber()))
+      bytes = (*tensorElements(result) + 7) / 8;
     if (!bytes ||
         __builtin_add_overflow(cost.bytesWritten, *bytes, &cost.bytesWritten))
       return overflow("bytes-written");
@@ -186,7 +209,8 @@ FailureOr<ModuleCounts> mlir::sluice::countModule(ModuleOp module) {
   for (GraphOp graph : module.getOps<GraphOp>()) {
     llvm::StringMap<unsigned> numbering;
     WalkResult walk = graph.walk([&](Operation *op) {
-      if (!isCountedOp(op) || op->getParentOfType<MapOp>())
+      if (!isCountedOp(op) || op->getParentOfType<MapOp>() ||
+          op->getParentOfType<KernelOp>())
         return WalkResult::advance();
       FailureOr<Cost> cost = countOp(op);
       if (failed(cost))
@@ -201,6 +225,13 @@ FailureOr<ModuleCounts> mlir::sluice::countModule(ModuleOp module) {
         count.name =
             count.kind + "_" + std::to_string(numbering[count.kind]++);
       count.opClass = classifyOp(op);
+      if (auto kernel = llvm::dyn_cast<KernelOp>(op)) {
+        for (Attribute member : kernel.getMembers())
+          count.members.push_back(
+              llvm::cast<StringAttr>(member).getValue().str());
+        if (std::optional<StringRef> epilogue = kernel.getEpilogue())
+          count.epilogue = epilogue->str();
+      }
       count.phase = graph.getPhase();
       count.cost = *cost;
       if (!counts.total.add(count.cost) ||
@@ -224,5 +255,7 @@ FailureOr<ModuleCounts> mlir::sluice::countModule(ModuleOp module) {
   if (!counts.total.bytesMoved())
     return module.emitError()
            << "the total bytes read and written overflow 64 bits";
+  if (failed(countBaseline(module, counts.baseline, counts.lowerBound)))
+    return failure();
   return counts;
 }

@@ -50,6 +50,17 @@ struct OpCount {
   OpClass opClass = OpClass::ElementWise;
   Phase phase = Phase::forward;
   Cost cost;
+  /// For a sluice.kernel: the report names of the ops it holds.
+  std::vector<std::string> members;
+  /// For a gemm kernel: the folded epilogue ("bias", "bias_gelu", ...).
+  std::string epilogue;
+};
+
+/// Bytes per phase and in total.
+struct PhaseBytes {
+  std::array<uint64_t, kNumPhases> byPhase{};
+  uint64_t total = 0;
+  uint64_t phase(Phase p) const { return byPhase[static_cast<unsigned>(p)]; }
 };
 
 /// The counts of every op in a module, in program order, and their totals.
@@ -60,6 +71,12 @@ struct ModuleCounts {
   std::array<Cost, kNumPhases> byPhase;
   /// byPhaseAndClass[phase][class].
   std::array<std::array<Cost, kNumOpClasses>, kNumPhases> byPhaseAndClass;
+  /// What a framework moves running the same graphs one kernel per
+  /// composite op (docs/Accounting.md, "The baseline").
+  PhaseBytes baseline;
+  /// Bytes that must move whatever the kernels: boundary inputs and
+  /// parameters read, outputs, gradients and saved tensors written.
+  PhaseBytes lowerBound;
 
   const Cost &classTotal(OpClass c) const {
     return byClass[static_cast<unsigned>(c)];
@@ -78,6 +95,11 @@ bool isCountedOp(Operation *op);
 
 /// The class of a counted op.
 OpClass classifyOp(Operation *op);
+
+/// The baseline and lower bound of `module` (docs/Accounting.md). Fails with
+/// a diagnostic on overflow.
+LogicalResult countBaseline(ModuleOp module, PhaseBytes &baseline,
+                            PhaseBytes &lowerBound);
 
 /// Counts one counted op. Emits an error at the op and fails if a number
 /// overflows 64 bits.
