@@ -226,9 +226,20 @@ FailureOr<ModuleCounts> mlir::sluice::countModule(ModuleOp module) {
             count.kind + "_" + std::to_string(numbering[count.kind]++);
       count.opClass = classifyOp(op);
       if (auto kernel = llvm::dyn_cast<KernelOp>(op)) {
-        for (Attribute member : kernel.getMembers())
-          count.members.push_back(
-              llvm::cast<StringAttr>(member).getValue().str());
+        ArrayAttr names = kernel.getMembers();
+        unsigned index = 0;
+        for (Operation &member : kernel.getBlock().without_terminator()) {
+          MemberCount memberCount;
+          memberCount.name =
+              index < names.size()
+                  ? llvm::cast<StringAttr>(names[index]).getValue().str()
+                  : member.getName().stripDialect().str();
+          ++index;
+          memberCount.kind = member.getName().stripDialect().str();
+          memberCount.opClass = classifyOp(&member);
+          memberCount.flop = primitiveFlop(&member).value_or(0);
+          count.members.push_back(std::move(memberCount));
+        }
         if (std::optional<StringRef> epilogue = kernel.getEpilogue())
           count.epilogue = epilogue->str();
       }

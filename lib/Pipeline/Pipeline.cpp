@@ -20,6 +20,13 @@ void mlir::sluice::buildSluicePipeline(OpPassManager &pm,
   if (options.training)
     pm.addPass(
         createSluiceAutodiff(SluiceAutodiffOptions{options.computeType}));
+  pm.addPass(createSluiceDecompose(SluiceDecomposeOptions{options.computeType}));
+  pm.addPass(createSluiceLegalizeContractions());
+  SluiceFuseOptions fuse;
+  fuse.enable = options.fuse;
+  fuse.foldEpilogues = options.foldEpilogues;
+  fuse.maskPolicy = options.maskPolicy;
+  pm.addPass(createSluiceFuse(fuse));
 }
 
 namespace {
@@ -33,6 +40,18 @@ struct PipelineCommandLineOptions
       *this, "compute-type",
       llvm::cl::desc("Map bodies compute in 'f32' or 'f64'"),
       llvm::cl::init("f32")};
+  Option<bool> fuse{*this, "fuse",
+                    llvm::cl::desc("Fuse primitives into kernels (false: one "
+                                   "kernel per primitive)"),
+                    llvm::cl::init(true)};
+  Option<bool> foldEpilogues{
+      *this, "fold-epilogues",
+      llvm::cl::desc("Fold epilogues into contractions (cuBLASLt)"),
+      llvm::cl::init(true)};
+  Option<std::string> maskPolicy{
+      *this, "mask-policy",
+      llvm::cl::desc("Dropout masks: auto, regenerate or bitpack"),
+      llvm::cl::init("auto")};
 };
 } // namespace
 
@@ -43,6 +62,9 @@ void mlir::sluice::registerSluicePipelines() {
         PipelineOptions options;
         options.training = cli.training;
         options.computeType = cli.computeType;
+        options.fuse = cli.fuse;
+        options.foldEpilogues = cli.foldEpilogues;
+        options.maskPolicy = cli.maskPolicy;
         buildSluicePipeline(pm, options);
       });
 }

@@ -17,6 +17,14 @@ static json costToJson(const Cost &cost) {
   return object;
 }
 
+/// The baseline, the reduction against it and the lower bound.
+static void addBaseline(json &object, const Cost &cost, uint64_t baseline,
+                        uint64_t lowerBound) {
+  object["baseline_bytes"] = baseline;
+  object["reduction_percent"] = reductionPercent(cost, baseline);
+  object["lower_bound_bytes"] = lowerBound;
+}
+
 static json specToJson(const mlir::sluice::LayerSpec &spec) {
   json object;
   object["name"] = spec.name;
@@ -55,10 +63,23 @@ std::string mlir::sluice::renderJsonReport(const ModuleCounts &counts,
     op["flop"] = count.cost.flop;
     op["bytes_read"] = count.cost.bytesRead;
     op["bytes_written"] = count.cost.bytesWritten;
+    if (!count.members.empty()) {
+      json members = json::array();
+      for (const MemberCount &member : count.members)
+        members.push_back({{"name", member.name},
+                           {"kind", member.kind},
+                           {"class", stringifyOpClass(member.opClass).str()},
+                           {"flop", member.flop}});
+      op["members"] = std::move(members);
+    }
+    if (!count.epilogue.empty())
+      op["epilogue"] = count.epilogue;
     ops.push_back(std::move(op));
   }
   report["ops"] = std::move(ops);
   json totals = costToJson(counts.total);
+  addBaseline(totals, counts.total, counts.baseline.total,
+              counts.lowerBound.total);
   json byClass = json::object();
   for (OpClass opClass :
        {OpClass::Contraction, OpClass::Normalization, OpClass::ElementWise})
@@ -74,6 +95,8 @@ std::string mlir::sluice::renderJsonReport(const ModuleCounts &counts,
       phaseByClass[stringifyOpClass(opClass).str()] =
           costToJson(counts.phaseClassTotal(phase, opClass));
     phaseTotals["by_class"] = std::move(phaseByClass);
+    addBaseline(phaseTotals, counts.phaseTotal(phase),
+                counts.baseline.phase(phase), counts.lowerBound.phase(phase));
     byPhase[stringifyPhase(phase).str()] = std::move(phaseTotals);
   }
   totals["by_phase"] = std::move(byPhase);

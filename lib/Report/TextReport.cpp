@@ -42,21 +42,65 @@ std::string mlir::sluice::describeSpec(const LayerSpec &spec) {
   return text;
 }
 
+double mlir::sluice::reductionPercent(const Cost &cost, uint64_t baseline) {
+  std::optional<uint64_t> moved = cost.bytesMoved();
+  if (baseline == 0 || !moved)
+    return 0.0;
+  return 100.0 * (static_cast<double>(baseline) - static_cast<double>(*moved)) /
+         static_cast<double>(baseline);
+}
+
+std::vector<std::string>
+mlir::sluice::describeDataMovement(const ModuleCounts &counts) {
+  std::vector<std::string> lines;
+  auto line = [&](llvm::StringRef label, const Cost &cost, uint64_t baseline,
+                  uint64_t lowerBound) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << label << ": " << formatWithSeparators(cost.bytesMoved().value_or(0))
+       << " bytes moved, baseline " << formatWithSeparators(baseline) << " ("
+       << llvm::format("%.2f", reductionPercent(cost, baseline))
+       << "% less), lower bound " << formatWithSeparators(lowerBound);
+    lines.push_back(text);
+  };
+  bool hasBackward = counts.baseline.phase(Phase::backward) != 0;
+  line("forward", counts.phaseTotal(Phase::forward),
+       counts.baseline.phase(Phase::forward),
+       counts.lowerBound.phase(Phase::forward));
+  if (hasBackward) {
+    line("backward", counts.phaseTotal(Phase::backward),
+         counts.baseline.phase(Phase::backward),
+         counts.lowerBound.phase(Phase::backward));
+    line("total", counts.total, counts.baseline.total,
+         counts.lowerBound.total);
+  }
+  return lines;
+}
+
 namespace {
 /// The rows both text renderings share: one per op, then per-class,
 /// per-phase and overall totals.
 struct Row {
   std::string name, kind, opClass, phase;
   Cost cost;
+  /// A kernel's member ops, "a + b + c" (and its epilogue).
+  std::string members = {};
 };
 } // namespace
 
 static std::vector<Row> opRows(const ModuleCounts &counts) {
   std::vector<Row> rows;
-  for (const OpCount &count : counts.ops)
+  for (const OpCount &count : counts.ops) {
+    std::string members = llvm::join(
+        llvm::map_range(count.members,
+                        [](const MemberCount &member) { return member.name; }),
+        " + ");
+    if (!count.epilogue.empty())
+      members += "  [epilogue " + count.epilogue + "]";
     rows.push_back({count.name, count.kind,
                     stringifyOpClass(count.opClass).str(),
-                    stringifyPhase(count.phase).str(), count.cost});
+                    stringifyPhase(count.phase).str(), count.cost, members});
+  }
   return rows;
 }
 
@@ -93,18 +137,21 @@ std::string mlir::sluice::renderSummaryTable(const ModuleCounts &counts,
     nameWidth = std::max<unsigned>(nameWidth, count.name.size() + 2);
   auto printRow = [&](llvm::StringRef name, llvm::StringRef opClass,
                       llvm::StringRef phase, const std::string &flop,
-                      const std::string &read, const std::string &written) {
+                      const std::string &read, const std::string &written,
+                      llvm::StringRef members = {}) {
     os << llvm::left_justify(name, nameWidth) << llvm::left_justify(opClass, 15)
        << llvm::left_justify(phase, 10) << llvm::right_justify(flop, 20)
-       << llvm::right_justify(read, 17) << llvm::right_justify(written, 17)
-       << "\n";
+       << llvm::right_justify(read, 17) << llvm::right_justify(written, 17);
+    if (!members.empty())
+      os << "  " << members;
+    os << "\n";
   };
   printRow("op", "class", "phase", "flop", "bytes read", "bytes written");
   for (const Row &row : opRows(counts))
     printRow(row.name, row.opClass, row.phase,
              formatWithSeparators(row.cost.flop),
              formatWithSeparators(row.cost.bytesRead),
-             formatWithSeparators(row.cost.bytesWritten));
+             formatWithSeparators(row.cost.bytesWritten), row.members);
   os << std::string(nameWidth + 79, '-') << "\n";
   for (const Row &row : totalRows(counts)) {
     std::string label = !row.name.empty()     ? row.name
@@ -115,6 +162,8 @@ std::string mlir::sluice::renderSummaryTable(const ModuleCounts &counts,
              formatWithSeparators(row.cost.bytesRead),
              formatWithSeparators(row.cost.bytesWritten));
   }
+  for (const std::string &line : describeDataMovement(counts))
+    os << line << "\n";
   if (context.memoryPlan)
     os << describeMemoryPlan(*context.memoryPlan) << "\n";
   return text;
@@ -146,6 +195,27 @@ std::string mlir::sluice::renderMarkdownReport(const ModuleCounts &counts,
        << row.phase << " | " << formatWithSeparators(row.cost.flop) << " | "
        << formatWithSeparators(row.cost.bytesRead) << " | "
        << formatWithSeparators(row.cost.bytesWritten) << " |\n";
+  os << "\n## Data movement\n\n";
+  for (const std::string &line : describeDataMovement(counts))
+    os << "- " << line << "\n";
+  os << "\nThe baseline runs the same graphs one kernel per composite op, as "
+        "a framework does (docs/Accounting.md).\n";
+  bool hasKernels = llvm::any_of(
+      counts.ops, [](const OpCount &count) { return !count.members.empty(); });
+  if (hasKernels) {
+    os << "\n## Kernels\n\n| kernel | phase | epilogue | members |\n"
+          "|---|---|---|---|\n";
+    for (const OpCount &count : counts.ops)
+      if (!count.members.empty())
+        os << "| " << count.name << " | " << stringifyPhase(count.phase)
+           << " | " << count.epilogue << " | "
+           << llvm::join(llvm::map_range(count.members,
+                                         [](const MemberCount &member) {
+                                           return member.name;
+                                         }),
+                         ", ")
+           << " |\n";
+  }
   if (context.memoryPlan)
     os << "\n" << describeMemoryPlan(*context.memoryPlan) << "\n";
   return text;

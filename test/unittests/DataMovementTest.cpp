@@ -166,11 +166,22 @@ static uint64_t encoderContractionFlop(const ::mlir::sluice::LayerDims &d) {
          2 * (2 * b * s * e * f);
 }
 
+/// The flop of the contractions (of a kernel's contraction members, where
+/// an epilogue shares the kernel).
 static uint64_t contractionFlop(const ModuleCounts &counts, Phase phase) {
   uint64_t sum = 0;
-  for (const OpCount &count : counts.ops)
-    if (count.opClass == OpClass::Contraction && count.phase == phase)
-      sum += count.cost.flop;
+  for (const OpCount &count : counts.ops) {
+    if (count.phase != phase)
+      continue;
+    if (count.members.empty()) {
+      if (count.opClass == OpClass::Contraction)
+        sum += count.cost.flop;
+      continue;
+    }
+    for (const MemberCount &member : count.members)
+      if (member.opClass == OpClass::Contraction)
+        sum += member.flop;
+  }
   return sum;
 }
 
@@ -249,7 +260,8 @@ TEST_F(DataMovementTest, TrainingBackwardContractionFlopIsTwiceForward) {
     EXPECT_EQ(forward, encoderContractionFlop(spec.dims)) << "trial " << trial;
     EXPECT_EQ(contractionFlop(*counts, Phase::backward), 2 * forward)
         << "trial " << trial;
-    EXPECT_EQ(
+    // The contraction class also holds the epilogues folded into GEMMs.
+    EXPECT_GE(
         counts->phaseClassTotal(Phase::backward, OpClass::Contraction).flop,
         2 * forward);
   }

@@ -385,8 +385,8 @@ OwningOpRef<ModuleOp> compileSpec(MLIRContext &context, StringRef json) {
     llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
     out << json;
   }
-  FailureOr<Compilation> compilation =
-      compile(context, path, PipelineOptions());
+  // load() runs no pass: the graph as built from the spec.
+  FailureOr<Compilation> compilation = load(context, path);
   llvm::sys::fs::remove(path);
   if (failed(compilation))
     return nullptr;
@@ -394,8 +394,12 @@ OwningOpRef<ModuleOp> compileSpec(MLIRContext &context, StringRef json) {
   // with a GEMM mapping.
   registerSluicePasses();
   PassManager pm(&context);
-  if (failed(parsePassPipeline("sluice-decompose,sluice-legalize-contractions",
-                               pm)) ||
+  auto training =
+      (*compilation->module)->getAttrOfType<BoolAttr>("sluice.training");
+  std::string pipeline =
+      training && training.getValue() ? "sluice-autodiff," : "";
+  pipeline += "sluice-decompose,sluice-legalize-contractions";
+  if (failed(parsePassPipeline(pipeline, pm)) ||
       failed(pm.run(*compilation->module)))
     return nullptr;
   return std::move(compilation->module);

@@ -774,9 +774,18 @@ struct FusePass : mlir::sluice::impl::SluiceFuseBase<FusePass> {
       });
       if (composite)
         return signalPassFailure();
-      if (!graph.getBody().front().getOps<KernelOp>().empty()) {
-        graph.emitOpError() << "is already fused";
-        return signalPassFailure();
+      // A graph of kernels (fused before, or written by hand) stays as it
+      // is; one that mixes kernels and loose primitives is an error.
+      Block &body = graph.getBody().front();
+      if (!body.getOps<KernelOp>().empty()) {
+        for (Operation &op : body.without_terminator())
+          if (!llvm::isa<KernelOp, RenameOp>(op)) {
+            op.emitOpError() << "is outside a kernel in a graph that "
+                                "already has kernels; --sluice-fuse takes "
+                                "unfused graphs";
+            return signalPassFailure();
+          }
+        continue;
       }
       if (failed(GraphFuser(graph, fuseOptions).run()))
         return signalPassFailure();

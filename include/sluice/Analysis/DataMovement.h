@@ -40,6 +40,15 @@ struct Cost {
   std::optional<uint64_t> bytesMoved() const;
 };
 
+/// One op inside a sluice.kernel: its name, mnemonic, class and flop (its
+/// bytes are the kernel's).
+struct MemberCount {
+  std::string name;
+  std::string kind;
+  OpClass opClass = OpClass::ElementWise;
+  uint64_t flop = 0;
+};
+
 /// The counts of one op.
 struct OpCount {
   Operation *op = nullptr;
@@ -50,8 +59,8 @@ struct OpCount {
   OpClass opClass = OpClass::ElementWise;
   Phase phase = Phase::forward;
   Cost cost;
-  /// For a sluice.kernel: the report names of the ops it holds.
-  std::vector<std::string> members;
+  /// For a sluice.kernel: the ops it holds, in program order.
+  std::vector<MemberCount> members;
   /// For a gemm kernel: the folded epilogue ("bias", "bias_gelu", ...).
   std::string epilogue;
 };

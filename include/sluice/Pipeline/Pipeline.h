@@ -30,6 +30,13 @@ struct PipelineOptions {
   /// The float type map bodies compute in: "f32" for code generation, "f64"
   /// when the reference interpreter runs the result in double.
   std::string computeType = "f32";
+  /// Fuse primitives into kernels that move fewer bytes; when false, every
+  /// primitive becomes its own kernel (docs/Fusion.md).
+  bool fuse = true;
+  /// Fold bias/activation/bias-gradient epilogues into contractions.
+  bool foldEpilogues = true;
+  /// Dropout masks: "auto", "regenerate" or "bitpack".
+  std::string maskPolicy = "auto";
 };
 
 /// Adds the sluicec pass pipeline to `pm`.

@@ -15,6 +15,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir::sluice {
 
@@ -41,6 +42,14 @@ std::string renderMarkdownReport(const mlir::sluice::ModuleCounts &counts,
 /// The compact table sluicec prints.
 std::string renderSummaryTable(const mlir::sluice::ModuleCounts &counts,
                                const ReportContext &context);
+
+/// How much less than `baseline` the counted bytes move, in percent (0 when
+/// the baseline is 0).
+double reductionPercent(const Cost &cost, uint64_t baseline);
+
+/// "forward: N bytes moved, baseline B (P% less), lower bound L", then the
+/// same for the backward and the total when there is a backward.
+std::vector<std::string> describeDataMovement(const ModuleCounts &counts);
 
 /// "1,234,567".
 std::string formatWithSeparators(uint64_t value);

@@ -5,9 +5,14 @@ import sys
 
 report = json.load(open(sys.argv[1]))
 ops = report["ops"]
+def contraction_flop(op):
+    """A kernel's contraction flop are its contract members'."""
+    if "members" in op:
+        return sum(m["flop"] for m in op["members"] if m["class"] == "contraction")
+    return op["flop"] if op["class"] == "contraction" else 0
+
 for phase in ("forward", "backward"):
-    flop = sum(op["flop"] for op in ops
-               if op["class"] == "contraction" and op["phase"] == phase)
+    flop = sum(contraction_flop(op) for op in ops if op["phase"] == phase)
     print(f"{phase} contraction flop: {flop}")
 totals = report["totals"]
 for key in ("flop", "bytes_read", "bytes_written"):
@@ -20,4 +25,7 @@ for key in ("flop", "bytes_read", "bytes_written"):
             assert cell[key] == sum(op[key] for op in ops
                                     if op["phase"] == phase and op["class"] == cls), (phase, cls, key)
 assert totals["bytes"] == totals["bytes_read"] + totals["bytes_written"]
+for op in ops:
+    if "members" in op:
+        assert op["flop"] == sum(m["flop"] for m in op["members"]), op["name"]
 print("consistent")
