@@ -102,7 +102,8 @@ struct LoadedModule {
 
 /// Emits `module` for the CPU into a fresh directory, compiles and loads it.
 ::testing::AssertionResult emitCompileLoad(ModuleOp module, StringRef name,
-                                           LoadedModule &loaded) {
+                                           LoadedModule &loaded,
+                                           StringRef extraFlags = "") {
   FailureOr<EmittedModule> emitted = emitModule(module, EmitTarget::Cpu, name);
   if (failed(emitted))
     return ::testing::AssertionFailure() << "emitModule failed";
@@ -117,8 +118,8 @@ struct LoadedModule {
   std::string command =
       "c++ -std=c++17 -O2 -shared -fPIC -fopenmp -Werror "
       "-Wall -Wno-unused-variable -Wno-unused-but-set-variable " +
-      (dir + "/" + emitted->sourceFile).str() + " -o " + library + " 2>" +
-      (dir + "/compile.log").str();
+      (dir + "/" + emitted->sourceFile).str() + " -o " + library + " " +
+      extraFlags.str() + " 2>" + (dir + "/compile.log").str();
   if (std::system(command.c_str()) != 0) {
     std::ifstream log((dir + "/compile.log").str());
     std::string text((std::istreambuf_iterator<char>(log)),
@@ -268,9 +269,10 @@ double maxError(const std::vector<float> &actual,
 /// the interpreter (f32 mode) run on `reference` (the same graphs before any
 /// kernel was formed).
 void checkAgainstInterpreter(ModuleOp module, ModuleOp reference,
-                             StringRef name, double tolerance) {
+                             StringRef name, double tolerance,
+                             StringRef extraFlags = "") {
   LoadedModule loaded;
-  ASSERT_TRUE(emitCompileLoad(module, name, loaded));
+  ASSERT_TRUE(emitCompileLoad(module, name, loaded, extraFlags));
   void *ctx = nullptr;
   ASSERT_EQ(loaded.create(&ctx), SLUICE_OK) << loaded.lastError(ctx);
   std::mt19937 rng(42);
@@ -470,6 +472,24 @@ TEST_F(EmitTest, TinyBf16InferenceMatchesInterpreter) {
   OwningOpRef<ModuleOp> reference = module->clone();
   wrapEachOpInKernel(*module);
   checkAgainstInterpreter(*module, *reference, "tiny-bf16", 5e-2);
+}
+
+// The GEMMs through a CBLAS (OpenBLAS), f32 directly and f16 through f32
+// scratch, where the library is installed.
+TEST_F(EmitTest, TinyTrainingWithCblasMatchesInterpreter) {
+  if (!llvm::sys::fs::exists("/usr/include/x86_64-linux-gnu/cblas.h") &&
+      !llvm::sys::fs::exists("/usr/include/cblas.h"))
+    GTEST_SKIP() << "no cblas.h";
+  for (const char *dtype : {"f32", "f16"}) {
+    OwningOpRef<ModuleOp> module =
+        compileSpec(context, tinySpec(true, "0.1", dtype));
+    ASSERT_TRUE(module);
+    OwningOpRef<ModuleOp> reference = module->clone();
+    wrapEachOpInKernel(*module);
+    checkAgainstInterpreter(*module, *reference, "tiny-cblas",
+                            StringRef(dtype) == "f32" ? 1e-4 : 2e-2,
+                            "-DSLUICE_HAVE_CBLAS -lopenblas");
+  }
 }
 
 /// Hand-fused kernels (test/Codegen/emit-kernels.mlir, which also pins the

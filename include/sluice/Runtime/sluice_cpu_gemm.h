@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include <type_traits>
+
 #ifdef SLUICE_HAVE_CBLAS
 #include <cblas.h>
 #endif
@@ -37,9 +39,23 @@ static int sluice_cpu_gemm(bool transA, bool transB, int64_t m, int64_t n,
                            int64_t strideB, TC *c, int64_t ldc, int64_t strideC,
                            int64_t batchCount) {
 #ifdef SLUICE_HAVE_CBLAS
-  // The extent of one batch of each operand, in elements.
-  int64_t extentA = (transA ? m : k) * lda, extentB = (transB ? k : n) * ldb,
-          extentC = n * ldc;
+  if constexpr (std::is_same<TA, float>::value &&
+                std::is_same<TB, float>::value &&
+                std::is_same<TC, float>::value) {
+    // All f32: straight into the BLAS, no scratch.
+    for (int64_t batch = 0; batch < batchCount; ++batch)
+      cblas_sgemm(CblasColMajor, transA ? CblasTrans : CblasNoTrans,
+                  transB ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
+                  alpha, a + batch * strideA, (int)lda, b + batch * strideB,
+                  (int)ldb, 0.0f, c + batch * strideC, (int)ldc);
+    return 0;
+  }
+  // The elements one batch of each operand spans: (columns - 1) * ld + rows
+  // (not columns * ld, which would read past the last batch when ld is
+  // larger than the rows).
+  int64_t extentA = ((transA ? m : k) - 1) * lda + (transA ? k : m);
+  int64_t extentB = ((transB ? k : n) - 1) * ldb + (transB ? n : k);
+  int64_t extentC = (n - 1) * ldc + m;
   float *scratch =
       (float *)malloc(sizeof(float) * (size_t)(extentA + extentB + extentC));
   if (!scratch)
