@@ -74,6 +74,28 @@ static cl::opt<std::string>
              cl::desc("With --compile: the CUDA architecture to compile for "
                       "(default: the spec's \"target\", else sm_80)"),
              cl::value_desc("sm_XX"), cl::sub(cl::SubCommand::getTopLevel()));
+enum class Switch { Off, On };
+static cl::opt<Switch> fuseSwitch(
+    "fuse", cl::desc("Fuse primitives into kernels that move fewer bytes "
+                     "(off: one kernel per primitive, as a framework runs "
+                     "them)"),
+    cl::init(Switch::On),
+    cl::values(clEnumValN(Switch::On, "on", "fuse (default)"),
+               clEnumValN(Switch::Off, "off", "one kernel per primitive")),
+    cl::sub(cl::SubCommand::getTopLevel()));
+static cl::opt<Switch> foldEpiloguesSwitch(
+    "fold-epilogues",
+    cl::desc("Fold bias, activation and bias-gradient epilogues into "
+             "contractions (cuBLASLt epilogues)"),
+    cl::init(Switch::On),
+    cl::values(clEnumValN(Switch::On, "on", "fold (default)"),
+               clEnumValN(Switch::Off, "off", "keep them in fused kernels")),
+    cl::sub(cl::SubCommand::getTopLevel()));
+static cl::opt<std::string> maskPolicy(
+    "mask-policy",
+    cl::desc("Dropout masks: auto (regenerate where a kernel can, else "
+             "bit-pack; default), regenerate, bitpack"),
+    cl::init("auto"), cl::sub(cl::SubCommand::getTopLevel()));
 static cl::opt<bool> quiet("quiet", cl::desc("Do not print the summary table"),
                            cl::sub(cl::SubCommand::getTopLevel()));
 
@@ -129,8 +151,19 @@ static LogicalResult compileToDirectory() {
     loaded->module->print(llvm::outs());
     return success();
   }
+  if (maskPolicy != "auto" && maskPolicy != "regenerate" &&
+      maskPolicy != "bitpack") {
+    llvm::errs() << "sluicec: error: --mask-policy must be auto, regenerate "
+                    "or bitpack, got '"
+                 << maskPolicy << "'\n";
+    return failure();
+  }
+  PipelineOptions pipelineOptions;
+  pipelineOptions.fuse = fuseSwitch == Switch::On;
+  pipelineOptions.foldEpilogues = foldEpiloguesSwitch == Switch::On;
+  pipelineOptions.maskPolicy = maskPolicy;
   FailureOr<Compilation> compilation =
-      compile(context, inputPath, PipelineOptions());
+      compile(context, inputPath, pipelineOptions);
   if (failed(compilation))
     return failure();
   if (emitAction == EmitAction::IR) {
