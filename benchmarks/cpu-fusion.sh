@@ -29,7 +29,9 @@ start=$(date +%s)
 "$sluicec" "$spec" -o "$work/on" --compile --no-cuda --quiet
 echo "fused module built in $(( $(date +%s) - start )) s"
 have_off=1
-if "$sluicec" --help 2>/dev/null | grep -qE -- '^ +--fuse[= ]'; then
+# (Read the help first: grep -q closing the pipe early would fail it.)
+help="$("$sluicec" --help 2>/dev/null || true)"
+if grep -qE -- '^ +--fuse[= ]' <<<"$help"; then
   start=$(date +%s)
   "$sluicec" "$spec" -o "$work/off" --compile --no-cuda --quiet --fuse=off
   echo "unfused module built in $(( $(date +%s) - start )) s"
