@@ -38,13 +38,3 @@ try:
         config.available_features.add("gpu")
 except (OSError, subprocess.SubprocessError):
     pass
-# `sluice-fuse` once sluice-opt has the pass: code generation from specs
-# (test/Compile) needs every op inside a sluice.kernel.
-try:
-    _opt = subprocess.run([os.path.join(config.sluice_tools_dir, "sluice-opt"),
-                           "--help"], capture_output=True, text=True,
-                          timeout=60)
-    if "--sluice-fuse" in _opt.stdout:
-        config.available_features.add("sluice-fuse")
-except (OSError, subprocess.SubprocessError):
-    pass
