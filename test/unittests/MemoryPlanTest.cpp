@@ -17,6 +17,7 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <gtest/gtest.h>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::sluice;
@@ -103,6 +104,81 @@ protected:
         if (const ArenaBuffer *buffer = plan.lookup(result))
           EXPECT_EQ(buffer->firstStep, step) << buffer->name;
     }
+  }
+
+  /// Plans BERT-large training (batch 8, seq 512, f16, dropout 0.1) built
+  /// through the pipeline with `options`, and checks every invariant over
+  /// every pair of buffers and every use.
+  /// `expectPacked`: whether some kernel result must (or must not) be
+  /// bit-packed; unset when the mask policy decides.
+  void checkBertLargeTraining(PipelineOptions options,
+                              std::optional<bool> expectPacked) {
+    LayerSpec spec;
+    spec.name = "bert-large";
+    spec.training = true;
+    spec.dims = {8, 512, 16, 64, 1024, 4096};
+    spec.dtype = DType::F16;
+    spec.dropout = {0.1, 0.1, 0.1};
+    OwningOpRef<ModuleOp> module =
+        buildEncoderGraph(context, spec, UnknownLoc::get(&context));
+    ASSERT_TRUE(module);
+    PassManager pm(&context);
+    options.training = true;
+    buildSluicePipeline(pm, options);
+    ASSERT_TRUE(succeeded(pm.run(*module)));
+    FailureOr<MemoryPlan> plan = planMemory(*module);
+    ASSERT_TRUE(succeeded(plan));
+    expectValid(*plan);
+    EXPECT_LT(plan->peakBytes, plan->bytesWithoutReuse);
+    // Every saved intermediate outlives the forward graph and reaches into the
+    // backward one; every other buffer lives in one graph.
+    unsigned backwardStart = plan->steps.size();
+    for (unsigned step = 0; step < plan->steps.size(); ++step)
+      if (plan->steps[step]->getParentOfType<GraphOp>().getPhase() ==
+          Phase::backward) {
+        backwardStart = step;
+        break;
+      }
+    unsigned numSaved = 0;
+    for (const ArenaBuffer &buffer : plan->buffers) {
+      auto producer =
+          buffer.values.front().getDefiningOp()->getParentOfType<GraphOp>();
+      auto last = plan->steps[buffer.lastStep]->getParentOfType<GraphOp>();
+      if (buffer.saved) {
+        ++numSaved;
+        EXPECT_LT(buffer.firstStep, backwardStart) << buffer.name;
+        EXPECT_GE(buffer.lastStep, backwardStart) << buffer.name;
+        EXPECT_GE(buffer.values.size(), 2u) << buffer.name;
+      } else {
+        EXPECT_EQ(producer, last) << buffer.name;
+      }
+    }
+    EXPECT_GT(numSaved, 0u);
+    // Sizes from the types: one bit per element for packed kernel results.
+    unsigned numKernels = 0, numPacked = 0;
+    for (Operation *step : plan->steps) {
+      auto kernel = dyn_cast<KernelOp>(step);
+      if (!kernel)
+        continue;
+      ++numKernels;
+      for (OpResult result : kernel->getResults()) {
+        const ArenaBuffer *buffer = plan->lookup(result);
+        if (!buffer)
+          continue;
+        auto type = cast<NamedTensorType>(result.getType());
+        uint64_t elements = *type.getNumElements();
+        if (kernel.isPacked(result.getResultNumber())) {
+          ++numPacked;
+          EXPECT_EQ(buffer->bytes, (elements + 7) / 8) << buffer->name;
+        } else {
+          EXPECT_EQ(buffer->bytes, elements * type.getElementByteWidth())
+              << buffer->name;
+        }
+      }
+    }
+    EXPECT_GT(numKernels, 0u);
+    if (expectPacked)
+      EXPECT_EQ(numPacked > 0, *expectPacked);
   }
 
   MLIRContext context;
@@ -408,51 +484,20 @@ TEST_F(MemoryPlanTest, OverflowIsAnError) {
       << messages;
 }
 
-/// BERT-large training (batch 8, seq 512, f16), unfused: every invariant,
-/// checked over every pair of buffers and every use.
-TEST_F(MemoryPlanTest, BertLargeTrainingPlanIsValid) {
-  LayerSpec spec;
-  spec.name = "bert-large";
-  spec.training = true;
-  spec.dims = {8, 512, 16, 64, 1024, 4096};
-  spec.dtype = DType::F16;
-  spec.dropout = {0.1, 0.1, 0.1};
-  OwningOpRef<ModuleOp> module =
-      buildEncoderGraph(context, spec, UnknownLoc::get(&context));
-  ASSERT_TRUE(module);
-  PassManager pm(&context);
+TEST_F(MemoryPlanTest, BertLargeTrainingFusedPlanIsValid) {
+  checkBertLargeTraining(PipelineOptions(), /*expectPacked=*/std::nullopt);
+}
+
+TEST_F(MemoryPlanTest, BertLargeTrainingUnfusedPlanIsValid) {
   PipelineOptions options;
-  options.training = true;
-  buildSluicePipeline(pm, options);
-  ASSERT_TRUE(succeeded(pm.run(*module)));
-  FailureOr<MemoryPlan> plan = planMemory(*module);
-  ASSERT_TRUE(succeeded(plan));
-  expectValid(*plan);
-  EXPECT_LT(plan->peakBytes, plan->bytesWithoutReuse);
-  // Every saved intermediate outlives the forward graph and reaches into the
-  // backward one; every other buffer lives in one graph.
-  unsigned backwardStart = plan->steps.size();
-  for (unsigned step = 0; step < plan->steps.size(); ++step)
-    if (plan->steps[step]->getParentOfType<GraphOp>().getPhase() ==
-        Phase::backward) {
-      backwardStart = step;
-      break;
-    }
-  unsigned numSaved = 0;
-  for (const ArenaBuffer &buffer : plan->buffers) {
-    auto producer =
-        buffer.values.front().getDefiningOp()->getParentOfType<GraphOp>();
-    auto last = plan->steps[buffer.lastStep]->getParentOfType<GraphOp>();
-    if (buffer.saved) {
-      ++numSaved;
-      EXPECT_LT(buffer.firstStep, backwardStart) << buffer.name;
-      EXPECT_GE(buffer.lastStep, backwardStart) << buffer.name;
-      EXPECT_GE(buffer.values.size(), 2u) << buffer.name;
-    } else {
-      EXPECT_EQ(producer, last) << buffer.name;
-    }
-  }
-  EXPECT_GT(numSaved, 0u);
+  options.fuse = false;
+  checkBertLargeTraining(options, /*expectPacked=*/false);
+}
+
+TEST_F(MemoryPlanTest, BertLargeTrainingBitPackedMasksPlanIsValid) {
+  PipelineOptions options;
+  options.maskPolicy = "bitpack";
+  checkBertLargeTraining(options, /*expectPacked=*/true);
 }
 
 } // namespace
