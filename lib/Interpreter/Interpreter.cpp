@@ -317,13 +317,19 @@ void Executor::execute(RenameOp op) {
 /// they are.
 llvm::Error Executor::execute(KernelOp op) {
   Block &body = op.getBlock();
-  for (auto [argument, input] : llvm::zip(body.getArguments(), op.getInputs()))
-    values[argument] = values.at(input);
+  // Copy before inserting: an insertion may move the map's buffers.
+  for (auto [argument, input] :
+       llvm::zip(body.getArguments(), op.getInputs())) {
+    Buffer copy = values.at(input);
+    values[argument] = std::move(copy);
+  }
   if (llvm::Error error = run(body))
     return error;
   for (auto [result, yielded] :
-       llvm::zip(op.getResults(), op.getYield().getOperands()))
-    values[result] = values.at(yielded);
+       llvm::zip(op.getResults(), op.getYield().getOperands())) {
+    Buffer copy = values.at(yielded);
+    values[result] = std::move(copy);
+  }
   return llvm::Error::success();
 }
 

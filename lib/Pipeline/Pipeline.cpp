@@ -17,9 +17,13 @@ using namespace mlir::sluice;
 
 void mlir::sluice::buildSluicePipeline(OpPassManager &pm,
                                        const PipelineOptions &options) {
-  if (options.training)
+  if (options.training) {
+    // Legalizing first makes the forward save the contraction operands in
+    // their GEMM layouts, so the backward does not relayout them again.
+    pm.addPass(createSluiceLegalizeContractions());
     pm.addPass(
         createSluiceAutodiff(SluiceAutodiffOptions{options.computeType}));
+  }
   pm.addPass(createSluiceDecompose(SluiceDecomposeOptions{options.computeType}));
   pm.addPass(createSluiceLegalizeContractions());
   SluiceFuseOptions fuse;
