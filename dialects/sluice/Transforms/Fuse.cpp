@@ -762,7 +762,7 @@ struct FusePass : mlir::sluice::impl::SluiceFuseBase<FusePass> {
     if (maxResident <= 0) {
       getOperation().emitError()
           << "--sluice-fuse: max-resident must be positive, got "
-          << maxResident;
+          << static_cast<int64_t>(maxResident);
       return signalPassFailure();
     }
     for (GraphOp graph : getOperation().getOps<GraphOp>()) {

@@ -1,0 +1,77 @@
+// RUN: sluice-opt %s -split-input-file -verify-diagnostics
+
+sluice.graph @contract_in_fused(%x: !sluice.tensor<[j=4, i=8], f32> {sluice.name = "x"}, %w: !sluice.tensor<[u=2, i=8], f32> {sluice.name = "w"})
+    -> (!sluice.tensor<[j=4, u=2], f32> {sluice.name = "y"}) {
+  // expected-error @+1 {{of kind 'fused' must not hold a contraction}}
+  %k = sluice.kernel (%x, %w) : (!sluice.tensor<[j=4, i=8], f32>, !sluice.tensor<[u=2, i=8], f32>) -> !sluice.tensor<[j=4, u=2], f32> {
+  ^bb0(%a: !sluice.tensor<[j=4, i=8], f32>, %b: !sluice.tensor<[u=2, i=8], f32>):
+    %c = sluice.contract %a, %b : (!sluice.tensor<[j=4, i=8], f32>, !sluice.tensor<[u=2, i=8], f32>) -> !sluice.tensor<[j=4, u=2], f32>
+    sluice.kernel_yield %c : !sluice.tensor<[j=4, u=2], f32>
+  }
+  sluice.return %k : !sluice.tensor<[j=4, u=2], f32>
+}
+
+// -----
+
+sluice.graph @gemm_without_contraction(%x: !sluice.tensor<[i=8], f32> {sluice.name = "x"})
+    -> (!sluice.tensor<[i=8], f32> {sluice.name = "y"}) {
+  // expected-error @+1 {{of kind 'gemm' must hold exactly one contraction, got 0}}
+  %k = sluice.kernel (%x) {kind = #sluice<kernel_kind gemm>} : (!sluice.tensor<[i=8], f32>) -> !sluice.tensor<[i=8], f32> {
+  ^bb0(%a: !sluice.tensor<[i=8], f32>):
+    sluice.kernel_yield %a : !sluice.tensor<[i=8], f32>
+  }
+  sluice.return %k : !sluice.tensor<[i=8], f32>
+}
+
+// -----
+
+sluice.graph @wrong_yield(%x: !sluice.tensor<[i=8], f32> {sluice.name = "x"})
+    -> (!sluice.tensor<[i=8], f16> {sluice.name = "y"}) {
+  // expected-error @+1 {{yielded types must be the result types}}
+  %k = sluice.kernel (%x) : (!sluice.tensor<[i=8], f32>) -> !sluice.tensor<[i=8], f16> {
+  ^bb0(%a: !sluice.tensor<[i=8], f32>):
+    sluice.kernel_yield %a : !sluice.tensor<[i=8], f32>
+  }
+  sluice.return %k : !sluice.tensor<[i=8], f16>
+}
+
+// -----
+
+sluice.graph @wrong_args(%x: !sluice.tensor<[i=8], f32> {sluice.name = "x"})
+    -> (!sluice.tensor<[i=8], f32> {sluice.name = "y"}) {
+  // expected-error @+1 {{body arguments must have the input types}}
+  %k = sluice.kernel (%x) : (!sluice.tensor<[i=8], f32>) -> !sluice.tensor<[i=8], f32> {
+  ^bb0(%a: !sluice.tensor<[i=4], f32>):
+    %z = sluice.map () : () -> !sluice.tensor<[i=8], f32> {
+      %c = arith.constant 0.0 : f32
+      sluice.yield %c : f32
+    }
+    sluice.kernel_yield %z : !sluice.tensor<[i=8], f32>
+  }
+  sluice.return %k : !sluice.tensor<[i=8], f32>
+}
+
+// -----
+
+sluice.graph @bad_packed(%x: !sluice.tensor<[i=8], f32> {sluice.name = "x"})
+    -> (!sluice.tensor<[i=8], f32> {sluice.name = "y"}) {
+  // expected-error @+1 {{'packed' names result #3 but the kernel has 1 results}}
+  %k = sluice.kernel (%x) {packed = array<i64: 3>} : (!sluice.tensor<[i=8], f32>) -> !sluice.tensor<[i=8], f32> {
+  ^bb0(%a: !sluice.tensor<[i=8], f32>):
+    sluice.kernel_yield %a : !sluice.tensor<[i=8], f32>
+  }
+  sluice.return %k : !sluice.tensor<[i=8], f32>
+}
+
+// -----
+
+sluice.graph @composite_in_kernel(%x: !sluice.tensor<[i=8], f32> {sluice.name = "x"})
+    -> (!sluice.tensor<[i=8], f32> {sluice.name = "y"}) {
+  %k = sluice.kernel (%x) : (!sluice.tensor<[i=8], f32>) -> !sluice.tensor<[i=8], f32> {
+  ^bb0(%a: !sluice.tensor<[i=8], f32>):
+    // expected-error @+1 {{is not allowed in a sluice.kernel; only map, reduce, random_mask, relayout, rename and (in a gemm kernel) one contract are}}
+    %r = sluice.relu %a : !sluice.tensor<[i=8], f32>
+    sluice.kernel_yield %r : !sluice.tensor<[i=8], f32>
+  }
+  sluice.return %k : !sluice.tensor<[i=8], f32>
+}
