@@ -110,6 +110,7 @@ std::string mlir::sluice::renderJsonReport(const ModuleCounts &counts,
     json arena = json::array();
     for (const ArenaBuffer &buffer : plan->buffers)
       arena.push_back({{"name", buffer.name},
+                       {"graph", buffer.graph},
                        {"offset", buffer.offset},
                        {"bytes", buffer.bytes},
                        {"first_step", buffer.firstStep},

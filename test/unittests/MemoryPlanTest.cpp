@@ -294,6 +294,7 @@ TEST_F(MemoryPlanTest, SavedTensorsLiveAcrossTheBoundary) {
   const ArenaBuffer *saved = find(*plan, "saved.h");
   ASSERT_TRUE(saved);
   EXPECT_TRUE(saved->saved);
+  EXPECT_EQ(saved->graph, "g_forward");
   EXPECT_EQ(find(*plan, "h"), nullptr);
   EXPECT_EQ(saved->firstStep, stepOf(*plan, "g_forward", "h"));
   EXPECT_EQ(saved->lastStep, stepOf(*plan, "g_backward", "w"));
@@ -313,6 +314,7 @@ TEST_F(MemoryPlanTest, SavedTensorsLiveAcrossTheBoundary) {
   const ArenaBuffer *t = find(*plan, "t"), *u = find(*plan, "u");
   ASSERT_TRUE(t && u);
   EXPECT_FALSE(t->saved);
+  EXPECT_EQ(u->graph, "g_backward");
   EXPECT_EQ(u->offset, t->offset);
   EXPECT_NE(u->offset, saved->offset);
   EXPECT_EQ(plan->peakBytes, 3 * saved->alignedBytes);

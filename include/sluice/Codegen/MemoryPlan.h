@@ -24,6 +24,9 @@ struct ArenaBuffer {
   /// The report name: the producing op's `sluice.name` (plus "#<result>" when
   /// the producer has several results), or the saved tensor's name.
   std::string name;
+  /// The symbol of the graph whose op produces it (names repeat across
+  /// graphs, e.g. kernel `k0` in the forward and in the backward).
+  std::string graph;
   /// The values stored there: the producer's result, plus, for a saved
   /// tensor, the backward graph's argument that reads it. Renames of these
   /// values are views of the same bytes and are not listed.

@@ -176,6 +176,7 @@ private:
             return op.emitOpError() << "result #" << index << " (" << type
                                     << ") needs more than 2^64 bytes of arena";
           ArenaBuffer buffer;
+          buffer.graph = graph.getSymName().str();
           buffer.values.push_back(result);
           buffer.bytes = *bytes;
           buffer.alignedBytes = llvm::alignTo(*bytes, plan.alignment);

@@ -35,8 +35,11 @@ live = max((sum(aligned(b["bytes"]) for b in arena
            default=0)
 assert totals["arena_lower_bound_bytes"] == live, (totals["arena_lower_bound_bytes"], live)
 assert live <= peak <= total
+keys = [(b["graph"], b["name"]) for b in arena]
+assert len(set(keys)) == len(keys), "a buffer name repeats within a graph"
 saved = [b for b in arena if b["saved"]]
 assert all(b["name"].startswith("saved.") for b in saved)
+assert all(b["graph"].endswith("_forward") for b in saved)
 print(f"buffers: {len(arena)}, saved: {len(saved)}")
 print("reuse" if peak < total else "no reuse")
 print("valid")
