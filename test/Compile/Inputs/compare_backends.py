@@ -57,6 +57,10 @@ def cmd_make(args):
 def cmd_compare(args):
     dtype = spec_dtype(args.spec) if args.spec else args.dtype
     tol = args.tol if args.tol is not None else TOLERANCE[dtype]
+    for directory in (args.actual, args.expected):
+        if not os.path.isdir(directory):
+            print("error: %s is not a directory" % directory)
+            return 1
     expected = sorted(f for f in os.listdir(args.expected) if f.endswith(".npy"))
     actual = sorted(f for f in os.listdir(args.actual) if f.endswith(".npy"))
     failed = []
