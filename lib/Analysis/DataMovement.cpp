@@ -183,9 +183,15 @@ FailureOr<Cost> mlir::sluice::countOp(Operation *op) {
   // Each distinct operand once (a renamed view is its source tensor).
   llvm::SmallDenseSet<Value> seen;
   for (Value operand : op->getOperands()) {
-    if (!seen.insert(resolveView(operand)).second)
+    Value source = resolveView(operand);
+    if (!seen.insert(source).second)
       continue;
     std::optional<uint64_t> bytes = tensorBytes(operand);
+    // A bit-packed mask is read at one bit per element too.
+    if (auto producer = source.getDefiningOp<KernelOp>();
+        bytes && producer &&
+        producer.isPacked(llvm::cast<OpResult>(source).getResultNumber()))
+      bytes = (*tensorElements(source) + 7) / 8;
     if (!bytes ||
         __builtin_add_overflow(cost.bytesRead, *bytes, &cost.bytesRead))
       return overflow("bytes-read");
