@@ -16,12 +16,12 @@
 
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/ADT/StringSet.h"
 
+#include <functional>
 #include <map>
 #include <optional>
+#include <set>
 
 namespace mlir::sluice {
 #define GEN_PASS_DEF_SLUICEFUSE
