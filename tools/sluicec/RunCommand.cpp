@@ -144,6 +144,8 @@ llvm::LogicalResult runCommand() {
   mlir::DialectRegistry registry;
   mlir::sluice::registerSluiceDialects(registry);
   mlir::MLIRContext context(registry);
+  // Diagnostics name the op and what is wrong; the op dump adds noise.
+  context.printOpOnDiagnostic(false);
   context.loadAllAvailableDialects();
   mlir::ScopedDiagnosticHandler handler(&context, [](mlir::Diagnostic &diag) {
     llvm::errs() << "sluicec run: error: " << diag << "\n";

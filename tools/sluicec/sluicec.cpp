@@ -141,6 +141,8 @@ static LogicalResult compileToDirectory() {
   DialectRegistry registry;
   registerSluiceDialects(registry);
   MLIRContext context(registry);
+  // Diagnostics name the op and what is wrong; the op dump adds noise.
+  context.printOpOnDiagnostic(false);
   context.loadAllAvailableDialects();
   ScopedDiagnosticHandler handler(&context, printDiagnostic);
 
