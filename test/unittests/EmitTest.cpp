@@ -11,7 +11,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "sluice/Codegen/Emit.h"
-#include "dialects/sluice/SluicePasses.h"
 #include "sluice/Codegen/Schedule.h"
 #include "sluice/Interpreter/Interpreter.h"
 #include "sluice/Pipeline/Pipeline.h"
@@ -19,10 +18,7 @@
 #include "sluice/Runtime/sluice_runtime.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -44,45 +40,6 @@ namespace {
 
 /// test/ in the source tree (SLUICE_TEST_SOURCE_DIR, set by CMake).
 std::string testSourceDir() { return SLUICE_TEST_SOURCE_DIR; }
-
-/// Puts every computing op at the top level of each graph into its own
-/// kernel (gemm for contractions, fused otherwise), as an unfused
-/// `--sluice-fuse` would.
-void wrapEachOpInKernel(ModuleOp module) {
-  SmallVector<Operation *> ops;
-  module.walk([&](GraphOp graph) {
-    for (Operation &op : graph.getBody().front().without_terminator())
-      if (!llvm::isa<RenameOp, KernelOp>(op))
-        ops.push_back(&op);
-  });
-  for (Operation *op : ops) {
-    OpBuilder builder(op);
-    OperationState state(op->getLoc(), KernelOp::getOperationName());
-    state.addOperands(op->getOperands());
-    state.addTypes(op->getResultTypes());
-    bool isGemm = llvm::isa<ContractOp>(op);
-    state.addAttribute("kind", KernelKindAttr::get(builder.getContext(),
-                                                   isGemm ? KernelKind::gemm
-                                                          : KernelKind::fused));
-    StringRef name = "op";
-    if (auto label = op->getAttrOfType<StringAttr>("sluice.name"))
-      name = label.getValue();
-    state.addAttribute("members", builder.getStrArrayAttr({name}));
-    state.addAttribute("sluice.name", builder.getStringAttr(name));
-    state.addRegion();
-    Operation *kernel = builder.create(state);
-    Block *block = new Block();
-    kernel->getRegion(0).push_back(block);
-    IRMapping mapping;
-    for (Value operand : op->getOperands())
-      mapping.map(operand, block->addArgument(operand.getType(), op->getLoc()));
-    OpBuilder inner = OpBuilder::atBlockEnd(block);
-    Operation *clone = inner.clone(*op, mapping);
-    KernelYieldOp::create(inner, op->getLoc(), clone->getResults());
-    op->replaceAllUsesWith(kernel->getResults());
-    op->erase();
-  }
-}
 
 /// A compiled, loaded module with its generic entry points.
 struct LoadedModule {
@@ -119,7 +76,12 @@ struct LoadedModule {
       "c++ -std=c++17 -O2 -shared -fPIC -fopenmp -Werror "
       "-Wall -Wno-unused-variable -Wno-unused-but-set-variable " +
       (dir + "/" + emitted->sourceFile).str() + " -o " + library + " " +
-      extraFlags.str() + " 2>" + (dir + "/compile.log").str();
+      extraFlags.str() + " " +
+      // SLUICE_EMIT_CXXFLAGS: extra flags, e.g. -fsanitize=address (with
+      // libasan preloaded into the test).
+      (std::getenv("SLUICE_EMIT_CXXFLAGS") ? std::getenv("SLUICE_EMIT_CXXFLAGS")
+                                           : "") +
+      " 2>" + (dir + "/compile.log").str();
   if (std::system(command.c_str()) != 0) {
     std::ifstream log((dir + "/compile.log").str());
     std::string text((std::istreambuf_iterator<char>(log)),
@@ -378,7 +340,8 @@ void checkAgainstInterpreter(ModuleOp module, ModuleOp reference,
 }
 
 /// A spec (with "training" and dropout as given) compiled by the pipeline.
-OwningOpRef<ModuleOp> compileSpec(MLIRContext &context, StringRef json) {
+OwningOpRef<ModuleOp> compileSpec(MLIRContext &context, StringRef json,
+                                  PipelineOptions options = {}) {
   SmallString<128> path;
   int fd;
   if (llvm::sys::fs::createTemporaryFile("sluice-emit", "json", fd, path))
@@ -387,22 +350,11 @@ OwningOpRef<ModuleOp> compileSpec(MLIRContext &context, StringRef json) {
     llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
     out << json;
   }
-  // load() runs no pass: the graph as built from the spec.
-  FailureOr<Compilation> compilation = load(context, path);
+  // The sluicec pipeline: autodiff for training, decompose, legalize
+  // contractions, fuse (or one kernel per primitive).
+  FailureOr<Compilation> compilation = compile(context, path, options);
   llvm::sys::fs::remove(path);
   if (failed(compilation))
-    return nullptr;
-  // What --sluice-fuse will start from: primitives only, every contraction
-  // with a GEMM mapping.
-  registerSluicePasses();
-  PassManager pm(&context);
-  auto training =
-      (*compilation->module)->getAttrOfType<BoolAttr>("sluice.training");
-  std::string pipeline =
-      training && training.getValue() ? "sluice-autodiff," : "";
-  pipeline += "sluice-decompose,sluice-legalize-contractions";
-  if (failed(parsePassPipeline(pipeline, pm)) ||
-      failed(pm.run(*compilation->module)))
     return nullptr;
   return std::move(compilation->module);
 }
@@ -437,20 +389,44 @@ std::string tinySpec(bool training, const char *dropout,
   return text;
 }
 
-TEST_F(EmitTest, TinyInferenceOneKernelPerOpMatchesInterpreter) {
-  OwningOpRef<ModuleOp> module = compileSpec(context, tinySpec(false, "0.0"));
-  ASSERT_TRUE(module);
-  OwningOpRef<ModuleOp> reference = module->clone();
-  wrapEachOpInKernel(*module);
-  checkAgainstInterpreter(*module, *reference, "tiny-emit", 1e-4);
+/// The pipeline's options: fused (the default) or one kernel per primitive.
+PipelineOptions withFusion(bool fuse, StringRef maskPolicy = "auto") {
+  PipelineOptions options;
+  options.fuse = fuse;
+  options.maskPolicy = maskPolicy.str();
+  return options;
+}
+
+// The interpreter runs the same module (a kernel means its body), so any
+// difference is the emitted code's.
+TEST_F(EmitTest, TinyInferenceMatchesInterpreter) {
+  for (bool fuse : {false, true}) {
+    OwningOpRef<ModuleOp> module =
+        compileSpec(context, tinySpec(false, "0.0"), withFusion(fuse));
+    ASSERT_TRUE(module);
+    checkAgainstInterpreter(*module, *module, "tiny-emit", 1e-4);
+  }
 }
 
 TEST_F(EmitTest, TinyTrainingWithDropoutMatchesInterpreter) {
-  OwningOpRef<ModuleOp> module = compileSpec(context, tinySpec(true, "0.1"));
+  for (bool fuse : {false, true}) {
+    OwningOpRef<ModuleOp> module =
+        compileSpec(context, tinySpec(true, "0.1"), withFusion(fuse));
+    ASSERT_TRUE(module);
+    checkAgainstInterpreter(*module, *module, "tiny-emit", 1e-4);
+  }
+}
+
+// Bit-packed dropout masks: written bit by bit (atomically), read back in
+// the backward.
+TEST_F(EmitTest, TinyTrainingWithPackedMasksMatchesInterpreter) {
+  OwningOpRef<ModuleOp> module =
+      compileSpec(context, tinySpec(true, "0.1"), withFusion(true, "bitpack"));
   ASSERT_TRUE(module);
-  OwningOpRef<ModuleOp> reference = module->clone();
-  wrapEachOpInKernel(*module);
-  checkAgainstInterpreter(*module, *reference, "tiny-emit", 1e-4);
+  unsigned packed = 0;
+  module->walk([&](KernelOp kernel) { packed += kernel.getPacked().size(); });
+  EXPECT_GT(packed, 0u) << "the pipeline packed no mask";
+  checkAgainstInterpreter(*module, *module, "tiny-packed", 1e-4);
 }
 
 // f16 and bf16 storage: the module rounds every stored tensor (and every
@@ -460,18 +436,14 @@ TEST_F(EmitTest, TinyF16TrainingMatchesInterpreter) {
   OwningOpRef<ModuleOp> module =
       compileSpec(context, tinySpec(true, "0.1", "f16"));
   ASSERT_TRUE(module);
-  OwningOpRef<ModuleOp> reference = module->clone();
-  wrapEachOpInKernel(*module);
-  checkAgainstInterpreter(*module, *reference, "tiny-f16", 2e-2);
+  checkAgainstInterpreter(*module, *module, "tiny-f16", 2e-2);
 }
 
 TEST_F(EmitTest, TinyBf16InferenceMatchesInterpreter) {
   OwningOpRef<ModuleOp> module =
       compileSpec(context, tinySpec(false, "0.0", "bf16"));
   ASSERT_TRUE(module);
-  OwningOpRef<ModuleOp> reference = module->clone();
-  wrapEachOpInKernel(*module);
-  checkAgainstInterpreter(*module, *reference, "tiny-bf16", 5e-2);
+  checkAgainstInterpreter(*module, *module, "tiny-bf16", 5e-2);
 }
 
 // The GEMMs through a CBLAS (OpenBLAS), f32 directly and f16 through f32
@@ -484,9 +456,7 @@ TEST_F(EmitTest, TinyTrainingWithCblasMatchesInterpreter) {
     OwningOpRef<ModuleOp> module =
         compileSpec(context, tinySpec(true, "0.1", dtype));
     ASSERT_TRUE(module);
-    OwningOpRef<ModuleOp> reference = module->clone();
-    wrapEachOpInKernel(*module);
-    checkAgainstInterpreter(*module, *reference, "tiny-cblas",
+    checkAgainstInterpreter(*module, *module, "tiny-cblas",
                             StringRef(dtype) == "f32" ? 1e-4 : 2e-2,
                             "-DSLUICE_HAVE_CBLAS -lopenblas");
   }
@@ -531,18 +501,6 @@ TEST_F(EmitTest, SchedulesOfHandFusedKernels) {
   EXPECT_EQ(schedules[2].vectorWidth, 1);
 }
 
-TEST_F(EmitTest, UnfusedOpIsAnErrorNamingIt) {
-  OwningOpRef<ModuleOp> module = compileSpec(context, tinySpec(false, "0.0"));
-  ASSERT_TRUE(module);
-  std::string message;
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diagnostic) {
-    message = diagnostic.str();
-    return success();
-  });
-  EXPECT_TRUE(failed(emitModule(*module, EmitTarget::Cpu, "tiny")));
-  EXPECT_NE(message.find("run --sluice-fuse"), std::string::npos) << message;
-}
-
 /// Writes the CUDA module of `module` and compiles it with nvcc for sm_90
 /// into a shared library (skipped without /usr/local/cuda/bin/nvcc).
 void checkNvccCompiles(ModuleOp module, StringRef name) {
@@ -575,8 +533,11 @@ void checkNvccCompiles(ModuleOp module, StringRef name) {
 TEST_F(EmitTest, CudaModulesCompileWithNvcc) {
   OwningOpRef<ModuleOp> training = compileSpec(context, tinySpec(true, "0.1"));
   ASSERT_TRUE(training);
-  wrapEachOpInKernel(*training);
   checkNvccCompiles(*training, "tiny-emit");
+  OwningOpRef<ModuleOp> packed = compileSpec(
+      context, tinySpec(true, "0.1", "f16"), withFusion(true, "bitpack"));
+  ASSERT_TRUE(packed);
+  checkNvccCompiles(*packed, "tiny-packed");
   OwningOpRef<ModuleOp> fused = parseHandFused(context);
   ASSERT_TRUE(fused);
   checkNvccCompiles(*fused, "fused");
@@ -592,7 +553,6 @@ TEST_F(EmitTest, BertLargeModulesCompile) {
   ASSERT_FALSE(json.empty());
   OwningOpRef<ModuleOp> module = compileSpec(context, json);
   ASSERT_TRUE(module);
-  wrapEachOpInKernel(*module);
   checkNvccCompiles(*module, "bert-large");
   LoadedModule loaded;
   EXPECT_TRUE(emitCompileLoad(*module, "bert-large", loaded));
@@ -614,18 +574,37 @@ std::string emitError(MLIRContext &context, StringRef ir) {
   return message;
 }
 
-TEST_F(EmitTest, PackedResultIsAnErrorNamingTheKernel) {
+TEST_F(EmitTest, UnfusedOpIsAnErrorNamingIt) {
   std::string message = emitError(context, R"mlir(
     sluice.graph @g(%x: !sluice.tensor<[i=8], f32> {sluice.name = "x"})
         -> (!sluice.tensor<[i=8], f32> {sluice.name = "y"}) {
-      %m = sluice.kernel () {kind = #sluice<kernel_kind fused>, members = ["mask"], packed = array<i64: 0>, sluice.name = "drop"}
-          : () -> !sluice.tensor<[i=8], f32> {
-        %r = sluice.random_mask {probability = 0.5 : f64, stream = 0 : i64} : !sluice.tensor<[i=8], f32>
-        sluice.kernel_yield %r : !sluice.tensor<[i=8], f32>
+      %y = sluice.map (%x) {sluice.name = "neg"} : (!sluice.tensor<[i=8], f32>) -> !sluice.tensor<[i=8], f32> {
+      ^bb0(%v: f32):
+        %n = arith.negf %v : f32
+        sluice.yield %n : f32
       }
-      sluice.return %m : !sluice.tensor<[i=8], f32>
+      sluice.return %y : !sluice.tensor<[i=8], f32>
     })mlir");
-  EXPECT_NE(message.find("kernel 'drop'"), std::string::npos) << message;
+  EXPECT_NE(message.find("'sluice.map' op is not inside a sluice.kernel; run "
+                         "--sluice-fuse"),
+            std::string::npos)
+      << message;
+}
+
+TEST_F(EmitTest, PackedGemmResultIsAnErrorNamingTheKernel) {
+  std::string message = emitError(context, R"mlir(
+    sluice.graph @g(%a: !sluice.tensor<[m=4, k=8], f32> {sluice.name = "a"},
+                    %b: !sluice.tensor<[n=4, k=8], f32> {sluice.name = "b"})
+        -> (!sluice.tensor<[m=4, n=4], f32> {sluice.name = "c"}) {
+      %c = sluice.kernel (%a, %b) {kind = #sluice<kernel_kind gemm>, members = ["mm"], packed = array<i64: 0>, sluice.name = "mm"}
+          : (!sluice.tensor<[m=4, k=8], f32>, !sluice.tensor<[n=4, k=8], f32>) -> !sluice.tensor<[m=4, n=4], f32> {
+      ^bb0(%aa: !sluice.tensor<[m=4, k=8], f32>, %ba: !sluice.tensor<[n=4, k=8], f32>):
+        %r = sluice.contract %aa, %ba : (!sluice.tensor<[m=4, k=8], f32>, !sluice.tensor<[n=4, k=8], f32>) -> !sluice.tensor<[m=4, n=4], f32>
+        sluice.kernel_yield %r : !sluice.tensor<[m=4, n=4], f32>
+      }
+      sluice.return %c : !sluice.tensor<[m=4, n=4], f32>
+    })mlir");
+  EXPECT_NE(message.find("kernel 'mm'"), std::string::npos) << message;
   EXPECT_NE(message.find("bit-packed"), std::string::npos) << message;
 }
 

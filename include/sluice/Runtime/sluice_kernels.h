@@ -172,6 +172,28 @@ static inline SLUICE_HD float sluice_sum_combine(float acc, float x) {
 }
 
 //===----------------------------------------------------------------------===//
+// Bit-packed masks: element e is bit e % 32 of 32-bit word e / 32
+//===----------------------------------------------------------------------===//
+
+static inline SLUICE_HD float sluice_load_bit(const uint32_t *words,
+                                              int64_t e) {
+  return (words[e >> 5] >> (e & 31)) & 1u ? 1.0f : 0.0f;
+}
+
+/// Sets bit e when `x` is non-zero. Threads share words, so the bit is
+/// or-ed in atomically; the words were cleared before the kernel.
+static inline SLUICE_HD void sluice_store_bit(uint32_t *words, int64_t e,
+                                              float x) {
+  if (x == 0.0f)
+    return;
+#if defined(__CUDA_ARCH__)
+  atomicOr(&words[e >> 5], 1u << (e & 31));
+#else
+  __atomic_fetch_or(&words[e >> 5], 1u << (e & 31), __ATOMIC_RELAXED);
+#endif
+}
+
+//===----------------------------------------------------------------------===//
 // V contiguous elements at once (16 bytes when V * sizeof(T) == 16)
 //===----------------------------------------------------------------------===//
 

@@ -25,6 +25,10 @@ struct FusedGroup {
   SmallVector<Operation *> ops;
   SmallVector<Value> inputs;
   SmallVector<Value> outputs;
+  /// Per input / output: stored one bit per element (a dropout mask the
+  /// fusion pass bit-packed): bit e % 32 of 32-bit word e / 32, e the
+  /// element's row-major index in the tensor's layout.
+  SmallVector<bool> inputPacked, outputPacked;
   KernelSchedule schedule;
 };
 
@@ -39,7 +43,7 @@ LogicalResult emitFusedKernel(const FusedGroup &group, EmitTarget target,
 
 /// Statements that run `group` with its inputs and outputs at the given C
 /// pointer expressions; on CUDA, a launch on `stream` followed by the
-/// launch check `check` (a macro taking the description).
+/// launch check. Packed outputs are zeroed first (their bits are or-ed in).
 void emitFusedLaunch(const FusedGroup &group, EmitTarget target,
                      ArrayRef<std::string> inputPointers,
                      ArrayRef<std::string> outputPointers,

@@ -70,6 +70,8 @@ mlir::sluice::emit::makeFusedGroup(StringRef name, StringRef description,
       if (!members.contains(operand.getDefiningOp()))
         inputs.insert(operand);
   group.inputs.assign(inputs.begin(), inputs.end());
+  group.inputPacked.assign(group.inputs.size(), false);
+  group.outputPacked.assign(group.outputs.size(), false);
   for (Value output : outputs)
     if (!members.contains(output.getDefiningOp()))
       return emitError(ops.front()->getLoc())
@@ -91,6 +93,15 @@ mlir::sluice::emit::makeFusedGroup(StringRef name, StringRef description,
 }
 
 namespace {
+/// The pointee type of a kernel parameter: 32-bit words for bit-packed
+/// tensors, the storage type otherwise.
+std::string parameterType(const FusedGroup &, Value value, bool packed) {
+  if (packed)
+    return "uint32_t";
+  return storageType(
+      llvm::cast<NamedTensorType>(value.getType()).getElementType());
+}
+
 /// Writes one group's kernel.
 class CoreEmitter {
 public:
@@ -220,6 +231,9 @@ std::string CoreEmitter::use(Value value, bool inVectorLoop) const {
     if (inVectorLoop && vectorLoaded.contains(value))
       return "ld" + std::to_string(it->second) + "[v]";
     auto type = llvm::cast<NamedTensorType>(value.getType());
+    if (group.inputPacked[it->second])
+      return "sluice_load_bit(" + inputName(it->second) + ", " +
+             offsetIn(type, inVectorLoop) + ")";
     return "sluice_to_f32(" + inputName(it->second) + "[" +
            offsetIn(type, inVectorLoop) + "])";
   }
@@ -284,9 +298,10 @@ LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
   currentStage = stage;
   int64_t width = s.vectorWidth;
   std::string innermost = s.innerDims.empty() ? "" : s.innerDims.back();
-  auto contiguous = [&](Value value) {
+  // Bit-packed tensors are read and written bit by bit.
+  auto contiguous = [&](Value value, bool packed) {
     auto type = llvm::cast<NamedTensorType>(value.getType());
-    return width > 1 && type.getRank() > 0 &&
+    return !packed && width > 1 && type.getRank() > 0 &&
            type.getDimNames().back().getValue() == innermost;
   };
   auto isFullAtStage = [&](Operation *op) {
@@ -309,9 +324,9 @@ LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
       used.insert(resolve(group.outputs[index]));
   vectorLoaded.clear();
   for (Value input : used) {
-    if (!contiguous(input))
-      continue;
     unsigned index = inputIndex.lookup(input);
+    if (!contiguous(input, group.inputPacked[index]))
+      continue;
     os << indent << "float ld" << index << "[" << width << "];\n"
        << indent << "sluice_load_vec<" << width << ">(ld" << index << ", "
        << inputName(index) << " + ("
@@ -320,7 +335,7 @@ LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
     vectorLoaded.insert(input);
   }
   for (unsigned index : fullOutputs)
-    if (contiguous(group.outputs[index]))
+    if (contiguous(group.outputs[index], group.outputPacked[index]))
       os << indent << "float st" << index << "[" << width << "];\n";
 
   if (isCuda())
@@ -347,7 +362,11 @@ LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
   }
   for (unsigned index : fullOutputs) {
     Value output = group.outputs[index];
-    if (contiguous(output))
+    if (group.outputPacked[index])
+      os << inner << "sluice_store_bit(out" << index << ", "
+         << offsetIn(llvm::cast<NamedTensorType>(output.getType()), true)
+         << ", " << use(output, true) << ");\n";
+    else if (contiguous(output, false))
       os << inner << "st" << index << "[v] = " << use(output, true) << ";\n";
     else
       os << inner << "sluice_store(&out" << index << "["
@@ -356,7 +375,7 @@ LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
   }
   os << indent << "}\n";
   for (unsigned index : fullOutputs)
-    if (contiguous(group.outputs[index]))
+    if (contiguous(group.outputs[index], group.outputPacked[index]))
       os << indent << "sluice_store_vec<" << width << ">(out" << index << " + ("
          << offsetIn(
                 llvm::cast<NamedTensorType>(group.outputs[index].getType()),
@@ -413,14 +432,11 @@ LogicalResult CoreEmitter::emit() {
     os << "static void ";
   os << group.name << "(";
   for (auto [index, input] : llvm::enumerate(group.inputs))
-    os << "const "
-       << storageType(
-              llvm::cast<NamedTensorType>(input.getType()).getElementType())
+    os << "const " << parameterType(group, input, group.inputPacked[index])
        << " *" << inputName(index) << ", ";
   for (auto [index, output] : llvm::enumerate(group.outputs))
-    os << storageType(
-              llvm::cast<NamedTensorType>(output.getType()).getElementType())
-       << " *out" << index << ", ";
+    os << parameterType(group, output, group.outputPacked[index]) << " *out"
+       << index << ", ";
   os << "uint64_t seed) {\n";
   os << "  (void)seed;\n";
 
@@ -514,7 +530,11 @@ LogicalResult CoreEmitter::emit() {
   if (anyOuterOutput) {
     os << "    if (t == 0) {\n";
     for (auto [index, output] : llvm::enumerate(group.outputs))
-      if (isOuterValue(output))
+      if (isOuterValue(output) && group.outputPacked[index])
+        os << "      sluice_store_bit(out" << index << ", "
+           << offsetIn(llvm::cast<NamedTensorType>(output.getType()), false)
+           << ", " << use(output, false) << ");\n";
+      else if (isOuterValue(output))
         os << "      sluice_store(&out" << index << "["
            << offsetIn(llvm::cast<NamedTensorType>(output.getType()), false)
            << "], " << use(output, false) << ");\n";
@@ -541,21 +561,33 @@ void mlir::sluice::emit::emitFusedLaunch(const FusedGroup &group,
                                          ArrayRef<std::string> inputPointers,
                                          ArrayRef<std::string> outputPointers,
                                          llvm::raw_ostream &os) {
+  // Bits are or-ed into packed outputs: clear them first (whole words).
+  for (auto [index, output] : llvm::enumerate(group.outputs)) {
+    if (!group.outputPacked[index])
+      continue;
+    uint64_t elements =
+        *llvm::cast<NamedTensorType>(output.getType()).getNumElements();
+    uint64_t bytes = (elements + 31) / 32 * 4;
+    if (target == EmitTarget::Cuda)
+      os << "  SLUICE_CHECK_CUDA(cudaMemsetAsync((void *)("
+         << outputPointers[index] << "), 0, " << bytes
+         << "ULL, stream), \"clearing a packed mask of " << group.description
+         << "\");\n";
+    else
+      os << "  memset((void *)(" << outputPointers[index] << "), 0, " << bytes
+         << "ULL);\n";
+  }
   os << "  " << group.name;
   if (target == EmitTarget::Cuda)
     os << "<<<" << group.schedule.gridSize << ", "
        << group.schedule.threadsPerBlock << ", 0, stream>>>";
   os << "(";
-  for (auto [input, pointer] : llvm::zip(group.inputs, inputPointers))
-    os << "(const "
-       << storageType(
-              llvm::cast<NamedTensorType>(input.getType()).getElementType())
-       << " *)(" << pointer << "), ";
-  for (auto [output, pointer] : llvm::zip(group.outputs, outputPointers))
-    os << "("
-       << storageType(
-              llvm::cast<NamedTensorType>(output.getType()).getElementType())
-       << " *)(" << pointer << "), ";
+  for (auto [index, input] : llvm::enumerate(group.inputs))
+    os << "(const " << parameterType(group, input, group.inputPacked[index])
+       << " *)(" << inputPointers[index] << "), ";
+  for (auto [index, output] : llvm::enumerate(group.outputs))
+    os << "(" << parameterType(group, output, group.outputPacked[index])
+       << " *)(" << outputPointers[index] << "), ";
   os << "args->seed);\n";
   if (target == EmitTarget::Cuda)
     os << "  SLUICE_CHECK_LAUNCH(\"" << group.description << "\");\n";

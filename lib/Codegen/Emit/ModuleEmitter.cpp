@@ -114,6 +114,8 @@ private:
   GraphOp forward, backward;
   std::vector<Field> forwardFields, backwardFields;
   llvm::DenseMap<Value, std::string> pointers;
+  /// Top-level values stored one bit per element (and their views).
+  llvm::DenseSet<Value> packedValues;
   std::string kernelText;
   llvm::raw_string_ostream kernels{kernelText};
   std::string contextFields, createText, destroyText;
@@ -202,21 +204,25 @@ LogicalResult ModuleEmitter::emitFused(KernelOp kernel, llvm::raw_ostream &os) {
   if (failed(group))
     return failure();
   SmallVector<std::string> inputs, outputs;
-  for (Value input : group->inputs) {
+  for (auto [index, input] : llvm::enumerate(group->inputs)) {
     while (auto rename = input.getDefiningOp<RenameOp>())
       input = rename.getInput();
     auto arg = llvm::cast<BlockArgument>(input);
-    FailureOr<std::string> pointer =
-        pointerOf(kernel.getInputs()[arg.getArgNumber()], kernel);
+    Value outer = kernel.getInputs()[arg.getArgNumber()];
+    FailureOr<std::string> pointer = pointerOf(outer, kernel);
     if (failed(pointer))
       return failure();
     inputs.push_back(*pointer);
+    group->inputPacked[index] = packedValues.contains(outer);
   }
-  for (Value result : kernel.getResults()) {
+  for (auto [index, result] : llvm::enumerate(kernel.getResults())) {
     FailureOr<std::string> pointer = pointerOf(result, kernel);
     if (failed(pointer))
       return failure();
     outputs.push_back(*pointer);
+    group->outputPacked[index] = kernel.isPacked(index);
+    if (kernel.isPacked(index))
+      packedValues.insert(result);
   }
   if (failed(emitFusedKernel(*group, target, kernels)))
     return failure();
@@ -259,6 +265,11 @@ LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
            << "in " << description << " must read the kernel's inputs directly";
   if (failed(aPointer) || failed(bPointer))
     return failure();
+  if (packedValues.contains(outerValue(g.a)) ||
+      packedValues.contains(outerValue(g.b)))
+    return contract.emitOpError()
+           << "in " << description
+           << " reads a bit-packed mask; the BLAS needs it unpacked";
 
   // Split the other ops: those that read C (the epilogue) and those that
   // do not (bias gradients of A or B).
@@ -511,6 +522,7 @@ LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
       if (failed(pointer))
         return failure();
       inputs.push_back(*pointer);
+      group->inputPacked[inputs.size() - 1] = packedValues.contains(outer);
     }
     if (failed(emitFusedKernel(*group, target, kernels)))
       return failure();
@@ -546,6 +558,8 @@ LogicalResult ModuleEmitter::emitPhase(GraphOp graph, bool isBackward,
       Value saved = forward.getReturnOp().getOperand(*result);
       while (auto rename = saved.getDefiningOp<RenameOp>())
         saved = rename.getInput();
+      if (packedValues.contains(saved))
+        packedValues.insert(arg);
       if (auto it = pointers.find(saved); it != pointers.end())
         pointers[arg] = it->second;
       else if (const ArenaBuffer *buffer = plan.lookup(saved))
@@ -586,6 +600,8 @@ LogicalResult ModuleEmitter::emitPhase(GraphOp graph, bool isBackward,
       if (failed(pointer))
         return failure();
       pointers[rename.getResult()] = *pointer;
+      if (packedValues.contains(rename.getInput()))
+        packedValues.insert(rename.getResult());
       continue;
     }
     auto kernel = llvm::dyn_cast<KernelOp>(op);
@@ -593,12 +609,6 @@ LogicalResult ModuleEmitter::emitPhase(GraphOp graph, bool isBackward,
       return op.emitOpError()
              << "is not inside a sluice.kernel; run --sluice-fuse before code "
                 "generation";
-    for (unsigned index = 0; index < kernel.getNumResults(); ++index)
-      if (kernel.isPacked(index))
-        return kernel.emitOpError()
-               << "result #" << index << " of " << describeKernel(kernel)
-               << " is bit-packed; code generation stores masks unpacked "
-                  "(fuse without packing)";
     if (failed(kernel.getKind() == KernelKind::gemm ? emitGemm(kernel, os)
                                                     : emitFused(kernel, os)))
       return failure();
