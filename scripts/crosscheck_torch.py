@@ -72,6 +72,20 @@ TOLERANCE = {
 # order of float64 operations.
 TORCH_VS_TORCH_TOL = 1e-12
 
+# --mutate: deliberate semantic differences on the torch side, each one a
+# mistake a port between frameworks could make. A run with one must fail; it
+# shows which backend's tolerance can see that difference.
+MUTATIONS = {
+    "scale-embed": "scores scaled by 1/sqrt(embed) instead of 1/sqrt(head_dim)",
+    "eps-default": "nn.LayerNorm's default eps 1e-5 instead of the spec's",
+    "gelu-other": "gelu erf <-> tanh form swapped (no effect on relu)",
+    "wq-transposed": "the query weight used as [in, out] (x @ wq, not x @ wq.T)",
+    "no-causal": "no causal mask (no effect on a non-causal layer)",
+    "pre-ln-residual": "pre-LN residuals add the normalized input, not the "
+                       "raw one (no effect on post-LN)",
+}
+MUTATION = None
+
 PARAMETERS = ["wq", "bq", "wk", "bk", "wv", "bv", "wo", "bo", "ln1_scale",
               "ln1_bias", "w1", "b1", "w2", "b2", "ln2_scale", "ln2_bias"]
 
@@ -119,6 +133,10 @@ SUITE = [
      "causal": True, "dims": _dims(1, 64, 8, 16, 512),
      "activation": "gelu_tanh", "layernorm_eps": 1e-5, "dtype": "f16",
      "training": False},
+    {"name": "tc_gpt_medium_f32_train", "norm": "pre", "causal": True,
+     "dims": _dims(2, 64, 4, 32, 512), "activation": "gelu_tanh",
+     "dropout": _NO_DROPOUT, "layernorm_eps": 1e-5, "dtype": "f32",
+     "training": True},
     # Dropout left at its default 0.1: the script runs a copy without it.
     {"name": "tc_bert_default_dropout_f32_train", "norm": "post",
      "dims": _dims(2, 16, 4, 8, 128), "activation": "gelu",
@@ -165,8 +183,14 @@ class Spec:
         return shapes
 
 
-def load_spec(path):
-    """Reads SPEC; returns (Spec, None) or (None, message)."""
+def load_spec(path, sluicec):
+    """Reads SPEC; returns (Spec, None) or (None, message). sluicec checks
+    the spec first (--emit=ir), so its own message names a bad field."""
+    proc = subprocess.run([sluicec, path, "--emit=ir"],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          universal_newlines=True)
+    if proc.returncode != 0:
+        return None, "sluicec rejects the spec: " + proc.stderr.strip()
     try:
         with open(path) as f:
             data = json.load(f)
@@ -260,9 +284,14 @@ class SelfAttention(nn.Module):
         def split(z):  # [B, S, E] -> [B, H, S, P]
             return z.view(B, S, self.heads, self.head_dim).transpose(1, 2)
 
-        q, k, v = split(self.q(t)), split(k), split(self.v(t))
-        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
-        if self.causal:
+        if MUTATION == "wq-transposed":
+            q = split(t @ self.q.weight + self.q.bias)
+        else:
+            q = split(self.q(t))
+        k, v = split(k), split(self.v(t))
+        width = E if MUTATION == "scale-embed" else self.head_dim
+        scores = q @ k.transpose(-2, -1) / math.sqrt(width)
+        if self.causal and MUTATION != "no-causal":
             future = torch.ones(S, S, dtype=torch.bool).triu(1)
             scores = scores.masked_fill(future, float("-inf"))
         context = scores.softmax(dim=-1) @ v
@@ -285,8 +314,10 @@ class FeedForward(nn.Module):
         if self.activation == "relu":
             f = F.relu(f)
         else:
-            f = F.gelu(f, approximate="tanh" if self.activation ==
-                       "gelu_tanh" else "none")
+            tanh = self.activation == "gelu_tanh"
+            if MUTATION == "gelu-other":
+                tanh = not tanh
+            f = F.gelu(f, approximate="tanh" if tanh else "none")
         return self.down(f)
 
 
@@ -296,12 +327,18 @@ class EncoderLayer(nn.Module):
         self.pre = spec.norm == "pre"
         self.attn = SelfAttention(spec.embed, spec.heads, spec.head_dim,
                                   spec.causal)
-        self.ln1 = nn.LayerNorm(spec.embed, eps=spec.eps)
+        eps = 1e-5 if MUTATION == "eps-default" else spec.eps
+        self.ln1 = nn.LayerNorm(spec.embed, eps=eps)
         self.ffn = FeedForward(spec.embed, spec.ffn, spec.activation)
-        self.ln2 = nn.LayerNorm(spec.embed, eps=spec.eps)
+        self.ln2 = nn.LayerNorm(spec.embed, eps=eps)
 
     def forward(self, x):
         if self.pre:  # GPT-2
+            if MUTATION == "pre-ln-residual":
+                n1 = self.ln1(x)
+                r = n1 + self.attn(n1)
+                n2 = self.ln2(r)
+                return n2 + self.ffn(n2)
             r = x + self.attn(self.ln1(x))
             return r + self.ffn(self.ln2(r))
         x1 = self.ln1(x + self.attn(x))  # BERT
@@ -457,7 +494,7 @@ def run_sluicec(sluicec, spec, inputs_dir, outputs_dir, backend, seed):
 
 
 def check_spec(path, args, work):
-    spec, message = load_spec(path)
+    spec, message = load_spec(path, args.sluicec)
     if spec is None:
         print("crosscheck_torch.py: error: " + message)
         return {"name": path, "ok": False, "error": message}
@@ -562,6 +599,11 @@ def main():
                         "temporary directory, removed afterwards)")
     parser.add_argument("--data-seed", type=int, default=1,
                         help="seed of the random inputs")
+    parser.add_argument("--mutate", choices=sorted(MUTATIONS),
+                        help="change the torch layer on purpose (a run must "
+                        "then fail):\n" + "\n".join(
+                            "  %s: %s" % kv for kv in sorted(
+                                MUTATIONS.items())))
     parser.add_argument("--seed", type=int, default=5,
                         help="sluicec's dropout seed (dropout is off)")
     args = parser.parse_args()
@@ -582,6 +624,11 @@ def main():
         parser.error("--sluicec: '%s' is not an executable file; build it "
                      "or pass --sluicec PATH" % args.sluicec)
 
+    global MUTATION
+    MUTATION = args.mutate
+    if MUTATION:
+        print("note: --mutate %s: %s; the comparisons below are expected to "
+              "fail" % (MUTATION, MUTATIONS[MUTATION]))
     torch.set_default_dtype(torch.float64)
     work = args.work or tempfile.mkdtemp(prefix="crosscheck_torch.")
     os.makedirs(work, exist_ok=True)
