@@ -184,7 +184,7 @@ private:
   llvm::DenseMap<Value, unsigned> valueStage;
   llvm::DenseMap<Operation *, unsigned> opStage;
   /// Full-domain values a later stage reads.
-  llvm::DenseSet<Value> kept;
+  llvm::SetVector<Value> kept;
   /// Inputs loaded 16 bytes at a time in the current group body.
   llvm::DenseSet<Value> vectorLoaded;
   unsigned maxStage = 0;

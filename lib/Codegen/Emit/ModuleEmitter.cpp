@@ -560,9 +560,12 @@ LogicalResult ModuleEmitter::emitPhase(GraphOp graph, bool isBackward,
         saved = rename.getInput();
       if (packedValues.contains(saved))
         packedValues.insert(arg);
-      if (auto it = pointers.find(saved); it != pointers.end())
-        pointers[arg] = it->second;
-      else if (const ArenaBuffer *buffer = plan.lookup(saved))
+      // Copy before inserting: operator[] may grow the map and move the
+      // found entry.
+      if (auto it = pointers.find(saved); it != pointers.end()) {
+        std::string pointer = it->second;
+        pointers[arg] = pointer;
+      } else if (const ArenaBuffer *buffer = plan.lookup(saved))
         pointers[arg] =
             "(ctx->arena + " + std::to_string(buffer->offset) + "ULL)";
       else if (const ArenaBuffer *buffer = plan.lookup(arg))
