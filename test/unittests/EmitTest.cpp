@@ -51,6 +51,7 @@ struct LoadedModule {
   void (*destroy)(void *) = nullptr;
   const char *(*lastError)(const void *) = nullptr;
   int (*run)(void *, int, void *const *, uint64_t, sluice_stream_t) = nullptr;
+  int (*profile)(const void *, int, int, const char **, double *) = nullptr;
   ~LoadedModule() {
     if (handle)
       dlclose(handle);
@@ -109,6 +110,8 @@ struct LoadedModule {
       !symbol(loaded.lastError, "sluice_last_error") ||
       !symbol(loaded.run, "sluice_run"))
     return ::testing::AssertionFailure() << "a generic entry point is missing";
+  // Optional: only with -DSLUICE_PROFILE.
+  symbol(loaded.profile, "sluice_profile");
   // SLUICE_KEEP_EMITTED=1 keeps the directory for inspection.
   if (std::getenv("SLUICE_KEEP_EMITTED"))
     llvm::errs() << "emitted module kept in " << dir << "\n";
@@ -270,6 +273,21 @@ void checkAgainstInterpreter(ModuleOp module, ModuleOp reference,
   ASSERT_EQ(loaded.run(ctx, 0, pointers.data(), seed, nullptr), SLUICE_OK)
       << loaded.lastError(ctx);
   auto expected = interpretByName(forward, byName, seed);
+  // Per-kernel times of that run (-DSLUICE_PROFILE modules only): one row
+  // per kernel, none negative.
+  EXPECT_EQ(loaded.profile != nullptr, extraFlags.contains("-DSLUICE_PROFILE"));
+  if (loaded.profile) {
+    int count = loaded.profile(ctx, 0, 0, nullptr, nullptr);
+    ASSERT_GT(count, 0);
+    std::vector<const char *> names(count);
+    std::vector<double> times(count, -1.0);
+    EXPECT_EQ(loaded.profile(ctx, 0, count, names.data(), times.data()), count);
+    for (int i = 0; i < count; ++i) {
+      EXPECT_NE(std::string(names[i]).find("kernel"), std::string::npos);
+      EXPECT_GE(times[i], 0.0) << names[i];
+    }
+    EXPECT_EQ(loaded.profile(ctx, 5, count, names.data(), times.data()), -1);
+  }
   for (int i = 0; i < loaded.numTensors(0); ++i) {
     const sluice_tensor_info *info = loaded.tensor(0, i);
     if (info->is_output)
@@ -413,7 +431,8 @@ TEST_F(EmitTest, TinyTrainingWithDropoutMatchesInterpreter) {
     OwningOpRef<ModuleOp> module =
         compileSpec(context, tinySpec(true, "0.1"), withFusion(fuse));
     ASSERT_TRUE(module);
-    checkAgainstInterpreter(*module, *module, "tiny-emit", 1e-4);
+    checkAgainstInterpreter(*module, *module, "tiny-emit", 1e-4,
+                            "-DSLUICE_PROFILE");
   }
 }
 
@@ -503,7 +522,8 @@ TEST_F(EmitTest, SchedulesOfHandFusedKernels) {
 
 /// Writes the CUDA module of `module` and compiles it with nvcc for sm_90
 /// into a shared library (skipped without /usr/local/cuda/bin/nvcc).
-void checkNvccCompiles(ModuleOp module, StringRef name) {
+void checkNvccCompiles(ModuleOp module, StringRef name,
+                       StringRef extraFlags = "") {
   const char *nvcc = "/usr/local/cuda/bin/nvcc";
   if (!llvm::sys::fs::can_execute(nvcc))
     GTEST_SKIP() << "no nvcc at " << nvcc;
@@ -515,11 +535,11 @@ void checkNvccCompiles(ModuleOp module, StringRef name) {
     std::ofstream out((dir + "/" + file.name).str());
     out << file.contents;
   }
-  std::string command = std::string(nvcc) +
-                        " -arch=sm_90 -shared -Xcompiler -fPIC " +
-                        (dir + "/" + emitted->sourceFile).str() + " -o " +
-                        (dir + "/lib" + emitted->moduleName + ".so").str() +
-                        " -lcublasLt -lcublas 2>" + (dir + "/nvcc.log").str();
+  std::string command =
+      std::string(nvcc) + " -arch=sm_90 -shared -Xcompiler -fPIC " +
+      extraFlags.str() + " " + (dir + "/" + emitted->sourceFile).str() +
+      " -o " + (dir + "/lib" + emitted->moduleName + ".so").str() +
+      " -lcublasLt -lcublas 2>" + (dir + "/nvcc.log").str();
   int status = std::system(command.c_str());
   std::ifstream log((dir + "/nvcc.log").str());
   std::string text((std::istreambuf_iterator<char>(log)),
@@ -533,7 +553,8 @@ void checkNvccCompiles(ModuleOp module, StringRef name) {
 TEST_F(EmitTest, CudaModulesCompileWithNvcc) {
   OwningOpRef<ModuleOp> training = compileSpec(context, tinySpec(true, "0.1"));
   ASSERT_TRUE(training);
-  checkNvccCompiles(*training, "tiny-emit");
+  // With the per-kernel timing events and sluice_profile.
+  checkNvccCompiles(*training, "tiny-emit", "-DSLUICE_PROFILE");
   OwningOpRef<ModuleOp> packed = compileSpec(
       context, tinySpec(true, "0.1", "f16"), withFusion(true, "bitpack"));
   ASSERT_TRUE(packed);

@@ -120,6 +120,9 @@ private:
   llvm::raw_string_ostream kernels{kernelText};
   std::string contextFields, createText, destroyText;
   unsigned kernelCount = 0, ltCount = 0;
+  /// Per phase, the description of every top-level kernel in launch order
+  /// (the rows of sluice_profile).
+  std::vector<std::string> profiledKernels[2];
   uint64_t scratchBytes = 0;
 };
 } // namespace
@@ -612,9 +615,17 @@ LogicalResult ModuleEmitter::emitPhase(GraphOp graph, bool isBackward,
       return op.emitOpError()
              << "is not inside a sluice.kernel; run --sluice-fuse before code "
                 "generation";
+    // Per-kernel times for sluice_profile: a steady clock on the CPU, a
+    // pair of events on the stream for CUDA (no synchronisation here).
+    std::vector<std::string> &profiled = profiledKernels[isBackward ? 1 : 0];
+    std::string slot = std::to_string(isBackward ? 1 : 0) + ", " +
+                       std::to_string(profiled.size());
+    profiled.push_back(describeKernel(kernel));
+    os << "  SLUICE_PROFILE_BEGIN(" << slot << ");\n";
     if (failed(kernel.getKind() == KernelKind::gemm ? emitGemm(kernel, os)
                                                     : emitFused(kernel, os)))
       return failure();
+    os << "  SLUICE_PROFILE_END(" << slot << ");\n";
   }
   for (auto &[field, value] : copies) {
     FailureOr<std::string> source = pointerOf(value, ret);
@@ -689,7 +700,14 @@ std::string ModuleEmitter::header() const {
      << "void sluice_destroy(void *ctx);\n"
      << "const char *sluice_last_error(const void *ctx);\n"
      << "int sluice_run(void *ctx, int phase, void *const *tensors, uint64_t "
-        "seed, sluice_stream_t stream);\n\n"
+        "seed, sluice_stream_t stream);\n"
+     << "/* Only in a module compiled with -DSLUICE_PROFILE: per-kernel times "
+        "(ms) of the\n   last run of `phase` on `ctx` (CUDA: events around "
+        "each "
+        "kernel; CPU: a steady\n   clock); fills at most `capacity` entries, "
+        "returns the number of kernels, or -1\n   before any run. */\n"
+     << "int sluice_profile(const void *ctx, int phase, int capacity, const "
+        "char **names,\n                   double *milliseconds);\n\n"
      << "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
   return text;
 }
@@ -719,6 +737,13 @@ std::string ModuleEmitter::source(StringRef phases) const {
     os << "  cublasHandle_t blas;\n  cublasLtHandle_t lt;\n"
           "  void *workspace;\n  size_t workspace_bytes;\n"
        << contextFields;
+  size_t slots = std::max<size_t>(
+      {profiledKernels[0].size(), profiledKernels[1].size(), size_t(1)});
+  if (isCuda())
+    os << "  cudaEvent_t events[2][" << 2 * slots << "];\n";
+  else
+    os << "  double profile_ms[2][" << slots << "];\n";
+  os << "  int profiled[2];\n";
   os << "  char error[1024];\n};\n\n"
      << "static char sluice_create_error[256];\n\n"
      << "static int sluice_fail(" << ctxType
@@ -742,6 +767,28 @@ std::string ModuleEmitter::source(StringRef phases) const {
           "*phase = \"sluice_" +
               name +
               "_create\"; SLUICE_CHECK_CUBLAS(call, what); } while (0)\n\n";
+  // Per-kernel timing only in a module compiled with -DSLUICE_PROFILE: no
+  // cost otherwise (the macros vanish and sluice_profile is not exported).
+  os << "#ifndef SLUICE_PROFILE\n#define SLUICE_PROFILE_BEGIN(p, k) (void)0\n"
+        "#define SLUICE_PROFILE_END(p, k) (void)0\n#else\n";
+  if (isCuda())
+    os << "#define SLUICE_PROFILE_BEGIN(p, k) "
+          "SLUICE_CHECK_CUDA(cudaEventRecord(ctx->events[p][2 * (k)], stream), "
+          "\"profiling event\")\n"
+          "#define SLUICE_PROFILE_END(p, k) "
+          "SLUICE_CHECK_CUDA(cudaEventRecord(ctx->events[p][2 * (k) + 1], "
+          "stream), \"profiling event\")\n\n";
+  else
+    os << "#include <chrono>\n"
+          "static double sluice_now_ms() {\n"
+          "  return std::chrono::duration<double, std::milli>(\n"
+          "             std::chrono::steady_clock::now().time_since_epoch())\n"
+          "      .count();\n}\n"
+          "#define SLUICE_PROFILE_BEGIN(p, k) "
+          "const double sluice_start_##k = sluice_now_ms()\n"
+          "#define SLUICE_PROFILE_END(p, k) "
+          "ctx->profile_ms[p][k] = sluice_now_ms() - sluice_start_##k\n\n";
+  os << "#endif\n\n";
   os << kernelText;
 
   // create / destroy / last_error.
@@ -749,6 +796,9 @@ std::string ModuleEmitter::source(StringRef phases) const {
      << " *ctx) {\n  if (!ctx)\n    return;\n";
   if (isCuda())
     os << destroyText
+       << "  for (int p = 0; p < 2; ++p)\n    for (int i = 0; i < " << 2 * slots
+       << "; ++i)\n      if (ctx->events[p][i]) "
+          "cudaEventDestroy(ctx->events[p][i]);\n"
        << "  if (ctx->lt) cublasLtDestroy(ctx->lt);\n"
           "  if (ctx->blas) cublasDestroy(ctx->blas);\n"
           "  cudaFree(ctx->workspace);\n  cudaFree(ctx->scratch);\n"
@@ -783,7 +833,12 @@ std::string ModuleEmitter::source(StringRef phases) const {
           "\"cublasCreate\");\n"
           "  SLUICE_CREATE_CHECK_CUBLAS(cublasLtCreate(&ctx->lt), "
           "\"cublasLtCreate\");\n"
-       << createText;
+       << createText
+       << "  for (int p = 0; p < 2; ++p)\n    for (int i = 0; i < " << 2 * slots
+       << "; ++i) {\n      e = cudaEventCreate(&ctx->events[p][i]);\n"
+          "      if (e != cudaSuccess)\n        return sluice_fail(ctx, "
+          "SLUICE_ERROR_CUDA, \"%s: cudaEventCreate: %s\", phase, "
+          "cudaGetErrorString(e));\n    }\n";
   } else {
     auto alloc = [&](StringRef field, uint64_t bytes) {
       if (!bytes)
@@ -874,6 +929,36 @@ std::string ModuleEmitter::source(StringRef phases) const {
   os << "  return sluice_fail(ctx, SLUICE_ERROR_ARGUMENT, \"sluice_run: phase "
         "%d is not one of this module's "
      << (backward ? 2 : 1) << " phases\", phase);\n}\n";
+  // sluice_profile: the times of the last run of a phase, per kernel.
+  os << "#ifdef SLUICE_PROFILE\n";
+  for (int phase = 0; phase < 2; ++phase) {
+    os << "static const char *const sluice_kernel_names_" << phase << "[] = {";
+    for (const std::string &label : profiledKernels[phase])
+      os << "\n  \"" << label << "\",";
+    os << "\n  \"\"};\n";
+  }
+  os << "extern \"C\" int sluice_profile(const void *opaque, int phase, int "
+        "capacity, const char **names, double *milliseconds) {\n"
+     << "  const " << ctxType << " *ctx = (const " << ctxType << " *)opaque;\n"
+     << "  if (!ctx || phase < 0 || phase >= " << (backward ? 2 : 1)
+     << " || !ctx->profiled[phase])\n    return -1;\n"
+     << "  const char *const *table = phase == 0 ? sluice_kernel_names_0 : "
+        "sluice_kernel_names_1;\n"
+     << "  int count = phase == 0 ? " << profiledKernels[0].size() << " : "
+     << profiledKernels[1].size() << ";\n"
+     << "  for (int i = 0; i < count && i < capacity; ++i) {\n"
+        "    if (names)\n      names[i] = table[i];\n"
+        "    if (!milliseconds)\n      continue;\n";
+  if (isCuda())
+    os << "    float ms = 0.0f;\n"
+          "    if (cudaEventSynchronize(ctx->events[phase][2 * i + 1]) != "
+          "cudaSuccess ||\n        cudaEventElapsedTime(&ms, "
+          "ctx->events[phase][2 * i], ctx->events[phase][2 * i + 1]) != "
+          "cudaSuccess)\n      return -1;\n"
+          "    milliseconds[i] = ms;\n";
+  else
+    os << "    milliseconds[i] = ctx->profile_ms[phase][i];\n";
+  os << "  }\n  return count;\n}\n#endif\n";
   return text;
 }
 
@@ -909,7 +994,8 @@ FailureOr<EmittedModule> ModuleEmitter::run() {
       ps << "  (void)stream_;\n";
     if (failed(emitPhase(graph, isBackward, ps)))
       return failure();
-    ps << "  return SLUICE_OK;\n}\n\n";
+    ps << "  ctx->profiled[" << (isBackward ? 1 : 0)
+       << "] = 1;\n  return SLUICE_OK;\n}\n\n";
     return success();
   };
   if (failed(entry(forward, false)) ||
