@@ -141,9 +141,13 @@ FailureOr<uint64_t> baselineBytes(GraphOp graph) {
 
   // Who reads each value, and what the graph returns.
   DenseMap<Value, llvm::SmallDenseSet<unsigned, 4>> readers;
+  DenseMap<Value, SmallVector<Operation *>> userOps;
   for (Operation *op : flat.primitives)
-    for (Value operand : op->getOperands())
-      readers[flat.resolve(operand)].insert(groupOf[op]);
+    for (Value operand : op->getOperands()) {
+      Value source = flat.resolve(operand);
+      readers[source].insert(groupOf[op]);
+      userOps[source].push_back(op);
+    }
   llvm::DenseSet<Value> returned;
   for (Value value : graph.getReturnOp().getOperands())
     returned.insert(flat.resolve(value));
@@ -186,8 +190,8 @@ FailureOr<uint64_t> baselineBytes(GraphOp graph) {
         // full-size ops of the layernorm read back.
         if (kind == "layernorm" && !backward && llvm::isa<MapOp>(op)) {
           auto type = llvm::cast<NamedTensorType>(result.getType());
-          bool readByFullOp = llvm::any_of(result.getUsers(), [&](Operation
-                                                                      *user) {
+          bool readByFullOp = llvm::any_of(userOps.lookup(result), [&](Operation
+                                                                        *user) {
             return llvm::isa<MapOp>(user) && inside.contains(user) &&
                    llvm::cast<NamedTensorType>(user->getResult(0).getType())
                            .getRank() > type.getRank();

@@ -58,9 +58,11 @@ mlir::sluice::describeDataMovement(const ModuleCounts &counts) {
     std::string text;
     llvm::raw_string_ostream os(text);
     os << label << ": " << formatWithSeparators(cost.bytesMoved().value_or(0))
-       << " bytes moved, baseline " << formatWithSeparators(baseline) << " ("
-       << llvm::format("%.2f", reductionPercent(cost, baseline))
-       << "% less), lower bound " << formatWithSeparators(lowerBound);
+       << " bytes moved, baseline " << formatWithSeparators(baseline) << " (";
+    double percent = reductionPercent(cost, baseline);
+    os << llvm::format("%.2f", percent < 0 ? -percent : percent)
+       << (percent < 0 ? "% more" : "% less") << "), lower bound "
+       << formatWithSeparators(lowerBound);
     lines.push_back(text);
   };
   bool hasBackward = counts.baseline.phase(Phase::backward) != 0;

@@ -191,6 +191,16 @@ public:
   void accumulate(Value value, Value contribution) override {
     assert(contribution.getType() == value.getType() &&
            "a gradient must have its primal's type");
+    // A view's gradient is its source's, viewed back: summing each
+    // contribution in the source's names keeps every term of one gradient
+    // in one iteration space (fusion can then sum them in one kernel).
+    if (auto rename = value.getDefiningOp<RenameOp>()) {
+      Value back = RenameOp::create(builder, rename.getLoc(),
+                                    rename.getInput().getType(), contribution);
+      setOpName(back, getOpName(rename) + ".grad");
+      accumulate(rename.getInput(), back);
+      return;
+    }
     Value &gradient = gradients[value];
     if (!gradient) {
       gradient = contribution;

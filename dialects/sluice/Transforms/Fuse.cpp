@@ -174,6 +174,9 @@ private:
 
   // The greedy loop.
   void fuseGreedily();
+  void refineByMoves();
+  bool isAcyclic() const;
+  bool describeFused(ArrayRef<unsigned> members, Group &group) const;
   SmallVector<unsigned> successorsOf(unsigned group) const;
 
   // Rewriting.
@@ -189,7 +192,42 @@ private:
   SmallVector<int> groupOf;
 };
 
+/// True for a map that only broadcasts its one input to more dimensions
+/// (its body yields the input unchanged, in the same element type).
+static bool isPureBroadcast(MapOp map) {
+  if (map.getInputs().size() != 1 || !map.getIndexDims().empty())
+    return false;
+  Block &body = map.getBody().front();
+  auto yield = llvm::cast<YieldOp>(body.getTerminator());
+  return body.getOperations().size() == 1 &&
+         yield.getValue() == body.getArgument(0) &&
+         getTensorType(map.getInputs()[0]).getElementType() ==
+             map.getResult().getType().getElementType();
+}
+
+/// Maps broadcast their inputs by name, so a map reading a pure broadcast
+/// can read the broadcast's input instead (the same values): the broadcast
+/// then never has to be materialized between kernels. Autodiff makes such
+/// broadcasts for the gradients of sums.
+static void forwardBroadcasts(Block &body) {
+  SmallVector<MapOp> dead;
+  for (MapOp map : body.getOps<MapOp>()) {
+    if (!isPureBroadcast(map))
+      continue;
+    Value source = map.getInputs()[0];
+    for (OpOperand &use : llvm::make_early_inc_range(map->getUses()))
+      if (llvm::isa<MapOp>(use.getOwner()))
+        use.set(source);
+    if (map->use_empty())
+      dead.push_back(map);
+  }
+  for (MapOp map : dead)
+    map->erase();
+}
+
 void GraphFuser::collectOps() {
+  // Also without fusion, so both programs (and their baselines) agree.
+  forwardBroadcasts(graph.getBody().front());
   for (Operation &op : graph.getBody().front().without_terminator()) {
     if (llvm::isa<RenameOp>(op))
       continue;
@@ -325,7 +363,13 @@ bool GraphFuser::canFoldEpilogue(const Group &library, const Group &consumer,
   if (!options.foldEpilogues || consumer.library ||
       consumer.members.size() != 1)
     return false;
-  auto contract = llvm::cast<ContractOp>(ops[library.members.front()]);
+  // Members are in program order; an epilogue reduction may come first.
+  ContractOp contract;
+  for (unsigned index : library.members)
+    if (auto member = llvm::dyn_cast<ContractOp>(ops[index]))
+      contract = member;
+  if (!contract)
+    return false;
   FailureOr<GemmMapping> mapping = mapContraction(contract);
   if (failed(mapping))
     return false;
@@ -502,9 +546,136 @@ void GraphFuser::fuseGreedily() {
   }
 }
 
+/// The fused group made of `members`, if they form one legal kernel: the
+/// iteration space is the largest member domain, which holds every other;
+/// all reductions reduce the same dimensions; every member loops over all of
+/// it or over its outer dimensions.
+bool GraphFuser::describeFused(ArrayRef<unsigned> members,
+                               Group &group) const {
+  group = Group();
+  group.members.assign(members.begin(), members.end());
+  for (unsigned index : members) {
+    if (llvm::isa<ContractOp>(ops[index]))
+      return false;
+    Domain domain = domainOf(ops[index]);
+    if (isSubset(group.dims, domain.dims))
+      group.dims = domain.dims;
+    if (!domain.reduced.empty()) {
+      if (!group.reduced.empty() && group.reduced != domain.reduced)
+        return false;
+      group.reduced = domain.reduced;
+    }
+  }
+  DimSet outer = minus(group.dims, group.reduced);
+  for (unsigned index : members) {
+    Domain domain = domainOf(ops[index]);
+    if (domain.dims == group.dims)
+      continue;
+    if (group.reduced.empty() || domain.dims != outer ||
+        !domain.reduced.empty())
+      return false;
+  }
+  return fitsResident(group);
+}
+
+/// True if the groups' dataflow has no cycle.
+bool GraphFuser::isAcyclic() const {
+  DenseMap<unsigned, unsigned> inDegree;
+  SmallVector<unsigned> live, ready;
+  for (unsigned g = 0; g < groups.size(); ++g)
+    if (groups[g].alive && !groups[g].members.empty()) {
+      live.push_back(g);
+      inDegree.try_emplace(g, 0);
+    }
+  DenseMap<unsigned, SmallVector<unsigned>> successors;
+  for (unsigned g : live)
+    for (unsigned next : successorsOf(g)) {
+      successors[g].push_back(next);
+      ++inDegree[next];
+    }
+  for (unsigned g : live)
+    if (inDegree[g] == 0)
+      ready.push_back(g);
+  unsigned visited = 0;
+  while (!ready.empty()) {
+    unsigned g = ready.pop_back_val();
+    ++visited;
+    for (unsigned next : successors[g])
+      if (--inDegree[next] == 0)
+        ready.push_back(next);
+  }
+  return visited == live.size();
+}
+
+/// Greedy merging can leave an op in the wrong one of two neighbouring
+/// kernels (e.g. a full-size op that only needs a row statistic sits in the
+/// kernel computing the statistic, so a full tensor crosses to its
+/// consumer). Move single ops between fused producer/consumer kernels while
+/// a move saves bytes and both kernels stay legal and the graph acyclic.
+void GraphFuser::refineByMoves() {
+  if (!options.enable)
+    return;
+  for (unsigned sweep = 0; sweep < 8; ++sweep) {
+    bool improved = false;
+    for (unsigned index = 0; index < ops.size(); ++index) {
+      int from = groupOf[index];
+      if (from < 0 || groups[from].library || groups[from].members.size() < 2)
+        continue;
+      // Candidate destinations: the fused groups next to this op.
+      llvm::SetVector<unsigned> targets;
+      for (Value operand : ops[index]->getOperands())
+        if (Operation *producer = resolveView(operand).getDefiningOp())
+          if (auto it = indexOf.find(producer);
+              it != indexOf.end() && groupOf[it->second] >= 0)
+            targets.insert(groupOf[it->second]);
+      for (Operation *user : ops[index]->getUsers())
+        if (auto it = indexOf.find(user);
+            it != indexOf.end() && groupOf[it->second] >= 0)
+          targets.insert(groupOf[it->second]);
+      for (unsigned to : targets) {
+        if (static_cast<int>(to) == from || groups[to].library)
+          continue;
+        SmallVector<unsigned> rest, grown(groups[to].members);
+        for (unsigned member : groups[from].members)
+          if (member != index)
+            rest.push_back(member);
+        grown.push_back(index);
+        llvm::sort(grown);
+        if (options.maxOps && grown.size() > options.maxOps)
+          continue;
+        Group restGroup, grownGroup;
+        if (!describeFused(rest, restGroup) ||
+            !describeFused(grown, grownGroup))
+          continue;
+        int64_t before = static_cast<int64_t>(groupBytes(groups[from].members)) +
+                         static_cast<int64_t>(groupBytes(groups[to].members));
+        int64_t after = static_cast<int64_t>(groupBytes(rest)) +
+                        static_cast<int64_t>(groupBytes(grown));
+        if (after >= before)
+          continue;
+        Group oldFrom = groups[from], oldTo = groups[to];
+        groups[from] = std::move(restGroup);
+        groups[to] = std::move(grownGroup);
+        groupOf[index] = to;
+        if (!isAcyclic()) {
+          groups[from] = std::move(oldFrom);
+          groups[to] = std::move(oldTo);
+          groupOf[index] = from;
+          continue;
+        }
+        improved = true;
+        break;
+      }
+    }
+    if (!improved)
+      return;
+  }
+}
+
 LogicalResult GraphFuser::run() {
   collectOps();
   fuseGreedily();
+  refineByMoves();
   return buildKernels();
 }
 
