@@ -22,7 +22,7 @@ trap 'rm -rf "$work"' EXIT
 "$cxx" -O2 -std=c++17 "$root/benchmarks/module_timer.cpp" -o "$work/module_timer" -ldl
 
 # The module name as the emitter spells its files: [A-Za-z0-9_] only.
-name="$($python -c 'import json, re, sys; n = json.load(open(sys.argv[1])).get("name") or re.sub(r"\.json$", "", sys.argv[1].split("/")[-1]); print(re.sub(r"[^A-Za-z0-9_]", "_", n))' "$spec")"
+name="$($python -c 'import json, re, sys; n = json.load(open(sys.argv[1])).get("name") or re.sub(r"\.json$", "", sys.argv[1].split("/")[-1]); print(n if re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9._-]*", n) else re.sub(r"[^A-Za-z0-9_]", "_", n))' "$spec")"
 echo "spec: $spec (module $name), $iterations iterations, $(getconf _NPROCESSORS_ONLN) cores," \
   "OMP_NUM_THREADS=${OMP_NUM_THREADS:-unset}, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 # OpenMP threads spin-wait: on a loaded machine OMP_NUM_THREADS=1 gives

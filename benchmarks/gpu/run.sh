@@ -64,14 +64,14 @@ timeout 120 "$nvcc" -O2 -std=c++17 -DSLUICE_TIMER_CUDA -x cu "$root/benchmarks/m
   -o "$work/module_timer" -ldl || { echo "error: cannot build module_timer"; exit 1; }
 
 step "bert-large: forward and backward, median of $iterations (CUDA events)"
-timeout 180 "$work/module_timer" "$work/bl/libbert_large.so" --iterations "$iterations" \
+timeout 180 "$work/module_timer" "$work/bl/libbert-large.so" --iterations "$iterations" \
   --warmup 5 > "$work/timer.json" || { echo "error: module_timer failed"; cat "$work/timer.json"; exit 1; }
 $python "$root/benchmarks/timings.py" kernels "$work/timer.json" "$work/bl/report.json"
 
 if command -v nsys >/dev/null 2>&1; then
   step "bert-large: per-kernel GPU times (nsys, 5 iterations)"
   timeout 150 nsys profile -o "$work/profile" --force-overwrite=true --stats=false \
-    "$work/module_timer" "$work/bl/libbert_large.so" --iterations 5 --warmup 1 >/dev/null 2>&1 &&
+    "$work/module_timer" "$work/bl/libbert-large.so" --iterations 5 --warmup 1 >/dev/null 2>&1 &&
     timeout 60 nsys stats --report cuda_gpu_kern_sum --format column "$work/profile.nsys-rep" 2>/dev/null |
       head -60 || echo "(nsys failed; no per-kernel table)"
 else

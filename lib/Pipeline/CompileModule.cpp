@@ -112,10 +112,10 @@ static llvm::Error buildIn(llvm::StringRef dir, const EmittedSources &sources,
 namespace mlir::sluice {
 
 std::string getCudaLibraryName(llvm::StringRef name) {
-  return "lib" + sanitizeModuleName(name) + ".so";
+  return "lib" + moduleFileStem(name) + ".so";
 }
 std::string getCpuLibraryName(llvm::StringRef name) {
-  return "lib" + sanitizeModuleName(name) + "_cpu.so";
+  return "lib" + moduleFileStem(name) + "_cpu.so";
 }
 
 llvm::Expected<std::string> buildCpuLibrary(ModuleOp module,

@@ -130,8 +130,10 @@ TEST(ToolchainCommands, CudaArch) {
 }
 
 TEST(ToolchainCommands, LibraryNamesFollowTheEmittedFiles) {
-  EXPECT_EQ(getCudaLibraryName("bert-large"), "libbert_large.so");
-  EXPECT_EQ(getCpuLibraryName("bert-large"), "libbert_large_cpu.so");
+  EXPECT_EQ(getCudaLibraryName("bert-large"), "libbert-large.so");
+  EXPECT_EQ(getCpuLibraryName("bert-large"), "libbert-large_cpu.so");
+  // Names that are not plain file names fall back to the C identifier.
+  EXPECT_EQ(getCudaLibraryName("my layer/1"), "libmy_layer_1.so");
   EXPECT_EQ(getCpuLibraryName("tiny"), "libtiny_cpu.so");
 }
 

@@ -48,6 +48,11 @@ FailureOr<EmittedModule> emitModule(ModuleOp module, EmitTarget target,
 /// `name` with every character outside [A-Za-z0-9_] replaced by '_'.
 std::string sanitizeModuleName(StringRef name);
 
+/// The stem of the emitted files (`<stem>.cu`, `lib<stem>.so`): the layer's
+/// name as given when it is a plain file name ([A-Za-z0-9._-], not starting
+/// with '.' or '-'), so bert-large gives bert-large.cu; else the C name.
+std::string moduleFileStem(StringRef name);
+
 /// The name of a module that did not come from a spec: its `sluice.spec`
 /// attribute, else its forward graph's name without a `_forward` suffix.
 StringRef defaultModuleName(ModuleOp module);

@@ -41,6 +41,14 @@ std::string mlir::sluice::sanitizeModuleName(StringRef name) {
   return out;
 }
 
+std::string mlir::sluice::moduleFileStem(StringRef name) {
+  bool plain = !name.empty() && name.front() != '.' && name.front() != '-' &&
+               llvm::all_of(name, [](char c) {
+                 return llvm::isAlnum(c) || c == '_' || c == '-' || c == '.';
+               });
+  return plain ? name.str() : sanitizeModuleName(name);
+}
+
 StringRef mlir::sluice::defaultModuleName(ModuleOp module) {
   if (auto spec = module->getAttrOfType<StringAttr>("sluice.spec"))
     return spec.getValue();
@@ -92,7 +100,8 @@ std::string cudaDataType(Type element) {
 class ModuleEmitter {
 public:
   ModuleEmitter(ModuleOp module, EmitTarget target, StringRef name)
-      : module(module), target(target), name(sanitizeModuleName(name)) {}
+      : module(module), target(target), name(sanitizeModuleName(name)),
+        fileStem(moduleFileStem(name)) {}
   FailureOr<EmittedModule> run();
 
 private:
@@ -110,6 +119,8 @@ private:
   ModuleOp module;
   EmitTarget target;
   std::string name;
+  /// The stem of the emitted file names.
+  std::string fileStem;
   MemoryPlan plan;
   GraphOp forward, backward;
   std::vector<Field> forwardFields, backwardFields;
@@ -723,7 +734,8 @@ std::string ModuleEmitter::source(StringRef phases) const {
                   : "the host C++ compiler (c++ -O2 -shared -fPIC "
                     "[-fopenmp] [-DSLUICE_HAVE_CBLAS -lopenblas])")
      << ".\n"
-     << "#include \"" << (isCuda() ? name + ".h" : name + "_cpu.h") << "\"\n"
+     << "#include \"" << (isCuda() ? fileStem + ".h" : fileStem + "_cpu.h")
+     << "\"\n"
      << "#include \"Philox.h\"\n#include \"sluice_kernels.h\"\n";
   if (isCuda())
     os << "#include <cublasLt.h>\n#include <cublas_v2.h>\n"
@@ -1004,8 +1016,8 @@ FailureOr<EmittedModule> ModuleEmitter::run() {
 
   EmittedModule result;
   result.moduleName = name;
-  result.sourceFile = isCuda() ? name + ".cu" : name + "_cpu.cpp";
-  result.headerFile = isCuda() ? name + ".h" : name + "_cpu.h";
+  result.sourceFile = isCuda() ? fileStem + ".cu" : fileStem + "_cpu.cpp";
+  result.headerFile = isCuda() ? fileStem + ".h" : fileStem + "_cpu.h";
   result.files.push_back(EmittedFile{result.sourceFile, source(phases)});
   result.files.push_back(EmittedFile{result.headerFile, header()});
   result.files.push_back({"sluice_runtime.h", kRuntimeHeader});
