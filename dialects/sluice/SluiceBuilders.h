@@ -40,6 +40,14 @@ inline NamedTensorType getTensorType(Value value) {
   return llvm::cast<NamedTensorType>(value.getType());
 }
 
+/// The tensor `value` is a view of: renames alias their input, so bytes and
+/// buffers belong to the source.
+inline Value resolveView(Value value) {
+  while (auto rename = value.getDefiningOp<RenameOp>())
+    value = rename.getInput();
+  return value;
+}
+
 } // namespace mlir::sluice
 
 #endif // SLUICE_DIALECT_SLUICEBUILDERS_H

@@ -2,6 +2,8 @@
 
 #include "sluice/Analysis/DataMovement.h"
 
+#include "dialects/sluice/SluiceBuilders.h"
+
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -61,12 +63,6 @@ OpClass mlir::sluice::classifyOp(Operation *op) {
   return OpClass::ElementWise;
 }
 
-/// A rename is a view: bytes belong to the tensor it renames.
-static Value resolveView(Value value) {
-  while (auto rename = value.getDefiningOp<RenameOp>())
-    value = rename.getInput();
-  return value;
-}
 
 static std::optional<uint64_t> tensorBytes(Value value) {
   return llvm::cast<NamedTensorType>(value.getType()).getNumBytes();

@@ -107,12 +107,6 @@ uint64_t tensorBytes(Value value, bool packed) {
   return elements * (type.getElementType().getIntOrFloatBitWidth() / 8);
 }
 
-/// A view's source: renames alias their input.
-Value resolveView(Value value) {
-  while (auto rename = value.getDefiningOp<RenameOp>())
-    value = rename.getInput();
-  return value;
-}
 
 std::string originKind(Operation *op) {
   if (auto kind =

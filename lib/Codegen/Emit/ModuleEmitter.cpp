@@ -12,6 +12,8 @@
 
 #include "EmitInternal.h"
 
+#include "dialects/sluice/SluiceBuilders.h"
+
 #include "sluice/Codegen/GemmMapping.h"
 #include "sluice/Codegen/MemoryPlan.h"
 
@@ -219,8 +221,7 @@ LogicalResult ModuleEmitter::emitFused(KernelOp kernel, llvm::raw_ostream &os) {
     return failure();
   SmallVector<std::string> inputs, outputs;
   for (auto [index, input] : llvm::enumerate(group->inputs)) {
-    while (auto rename = input.getDefiningOp<RenameOp>())
-      input = rename.getInput();
+    input = resolveView(input);
     auto arg = llvm::cast<BlockArgument>(input);
     Value outer = kernel.getInputs()[arg.getArgNumber()];
     FailureOr<std::string> pointer = pointerOf(outer, kernel);
@@ -266,8 +267,7 @@ LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
   // Top-level pointers of the body's block arguments and yielded values.
   Block &block = kernel.getBlock();
   auto outerValue = [&](Value inner) -> Value {
-    while (auto rename = inner.getDefiningOp<RenameOp>())
-      inner = rename.getInput();
+    inner = resolveView(inner);
     if (auto arg = llvm::dyn_cast<BlockArgument>(inner))
       return kernel.getInputs()[arg.getArgNumber()];
     return {};
@@ -570,8 +570,7 @@ LogicalResult ModuleEmitter::emitPhase(GraphOp graph, bool isBackward,
         return graph.emitOpError() << "argument '" << argName
                                    << "' is not a result of the forward graph";
       Value saved = forward.getReturnOp().getOperand(*result);
-      while (auto rename = saved.getDefiningOp<RenameOp>())
-        saved = rename.getInput();
+      saved = resolveView(saved);
       if (packedValues.contains(saved))
         packedValues.insert(arg);
       // Copy before inserting: operator[] may grow the map and move the
@@ -601,8 +600,7 @@ LogicalResult ModuleEmitter::emitPhase(GraphOp graph, bool isBackward,
       continue;
     Value value = ret.getOperand(r);
     Value root = value;
-    while (auto rename = root.getDefiningOp<RenameOp>())
-      root = rename.getInput();
+    root = resolveView(root);
     std::string field = "args->" + identifier(resultName);
     if (llvm::isa<OpResult>(root) && !pointers.count(root))
       pointers[root] = field;
