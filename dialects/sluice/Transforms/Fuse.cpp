@@ -320,33 +320,14 @@ bool GraphFuser::fitsResident(const Group &group) const {
   return true;
 }
 
-/// Two fused groups make one kernel if one iteration space D = outer x R
-/// holds them: every op loops over all of D or over the outer dims only, and
-/// every reduction reduces exactly R.
+/// Two fused groups make one kernel if their ops together do (see
+/// describeFused).
 bool GraphFuser::canMergeFused(const Group &a, const Group &b,
                                Group &merged) const {
-  const Group &large = isSubset(a.dims, b.dims) ? b : a;
-  const Group &small = &large == &a ? b : a;
-  if (!isSubset(small.dims, large.dims))
-    return false;
-  if (!a.reduced.empty() && !b.reduced.empty() && a.reduced != b.reduced)
-    return false;
-  merged.dims = large.dims;
-  merged.reduced = a.reduced.empty() ? b.reduced : a.reduced;
-  DimSet outer = minus(merged.dims, merged.reduced);
-  for (const Group *group : {&a, &b})
-    for (unsigned index : group->members) {
-      Domain domain = domainOf(ops[index]);
-      if (domain.dims == merged.dims) {
-        if (!domain.reduced.empty() && domain.reduced != merged.reduced)
-          return false;
-        continue;
-      }
-      if (merged.reduced.empty() || domain.dims != outer ||
-          !domain.reduced.empty())
-        return false;
-    }
-  return fitsResident(merged);
+  SmallVector<unsigned> members(a.members);
+  members.append(b.members.begin(), b.members.end());
+  llvm::sort(members);
+  return describeFused(members, merged);
 }
 
 /// A contraction absorbs what cuBLASLt can apply as its epilogue: a bias
