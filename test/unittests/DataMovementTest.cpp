@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SluiceTestFixture.h"
 #include "sluice/Analysis/DataMovement.h"
 #include "sluice/Pipeline/Pipeline.h"
 #include "sluice/Spec/EncoderBuilder.h"
@@ -24,18 +25,8 @@ using namespace mlir::sluice;
 
 namespace {
 
-class DataMovementTest : public ::testing::Test {
+class DataMovementTest : public SluiceTest {
 protected:
-  DataMovementTest() {
-    DialectRegistry registry;
-    registerSluiceDialects(registry);
-    context.appendDialectRegistry(registry);
-    context.loadAllAvailableDialects();
-  }
-
-  OwningOpRef<ModuleOp> parse(llvm::StringRef text) {
-    return parseSourceString<ModuleOp>(text, &context);
-  }
 
   /// The counts of the op named `name` in `counts`.
   static const OpCount *find(const ModuleCounts &counts, llvm::StringRef name) {
@@ -61,7 +52,6 @@ protected:
     return countModule(*module);
   }
 
-  MLIRContext context;
 };
 
 TEST_F(DataMovementTest, ContractionFlopIsTwiceTheProductOfDistinctDims) {

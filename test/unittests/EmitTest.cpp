@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SluiceTestFixture.h"
 #include "sluice/Codegen/Emit.h"
 #include "sluice/Codegen/Schedule.h"
 #include "sluice/Interpreter/Interpreter.h"
@@ -377,16 +378,7 @@ OwningOpRef<ModuleOp> compileSpec(MLIRContext &context, StringRef json,
   return std::move(compilation->module);
 }
 
-class EmitTest : public ::testing::Test {
-protected:
-  EmitTest() {
-    DialectRegistry registry;
-    registerSluiceDialects(registry);
-    context.appendDialectRegistry(registry);
-    context.loadAllAvailableDialects();
-  }
-  MLIRContext context;
-};
+class EmitTest : public SluiceTest {};
 
 const char *kTinySpec = R"({
   "name": "tiny-emit",

@@ -27,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SluiceTestFixture.h"
 #include "sluice/Analysis/DataMovement.h"
 #include "sluice/Pipeline/Pipeline.h"
 #include "sluice/Pipeline/Run.h"
@@ -313,13 +314,9 @@ void expectLegalKernel(KernelOp kernel) {
   }
 }
 
-class FusionNumericsTest : public ::testing::Test {
+class FusionNumericsTest : public SluiceTest {
 protected:
   FusionNumericsTest() {
-    DialectRegistry registry;
-    registerSluiceDialects(registry);
-    context.appendDialectRegistry(registry);
-    context.loadAllAvailableDialects();
     options.precision = Precision::F64;
     options.seed = kSeed;
   }
@@ -488,7 +485,6 @@ protected:
     }
   }
 
-  MLIRContext context;
   InterpreterOptions options;
 };
 

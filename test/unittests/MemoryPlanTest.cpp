@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SluiceTestFixture.h"
 #include "sluice/Codegen/MemoryPlan.h"
 #include "sluice/Pipeline/Pipeline.h"
 #include "sluice/Spec/EncoderBuilder.h"
@@ -24,18 +25,8 @@ using namespace mlir::sluice;
 
 namespace {
 
-class MemoryPlanTest : public ::testing::Test {
+class MemoryPlanTest : public SluiceTest {
 protected:
-  MemoryPlanTest() {
-    DialectRegistry registry;
-    registerSluiceDialects(registry);
-    context.appendDialectRegistry(registry);
-    context.loadAllAvailableDialects();
-  }
-
-  OwningOpRef<ModuleOp> parse(llvm::StringRef text) {
-    return parseSourceString<ModuleOp>(text, &context);
-  }
 
   /// The buffer named `name`, or null.
   static const ArenaBuffer *find(const MemoryPlan &plan, llvm::StringRef name) {
@@ -181,7 +172,6 @@ protected:
       EXPECT_EQ(numPacked > 0, *expectPacked);
   }
 
-  MLIRContext context;
 };
 
 // x -> a -> b -> c -> y, 1 KiB each: a and c never live together, so they
