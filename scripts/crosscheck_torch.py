@@ -148,43 +148,25 @@ SUITE = [
 ]
 
 
-class Spec:
-    """The fields of a layer spec that change the numbers, with the defaults
-    of docs/SpecFormat.md. Validation is left to sluicec."""
+# The numpy oracle's reading of a spec (defaults, boundary shapes) is the one
+# this script uses too.
+sys.path.insert(0, os.path.join(REPO, "test", "EndToEnd", "Inputs"))
+import reference_layer  # noqa: E402
+
+
+class Spec(reference_layer.Spec):
+    """reference_layer.Spec (the fields of a layer spec that change the
+    numbers, with the defaults of docs/SpecFormat.md), plus the spec's name,
+    its JSON and the dropout probabilities per site. Validation is left to
+    sluicec."""
 
     def __init__(self, path, data):
+        super().__init__(path)
         self.path = path
         self.data = data
-        dims = data["dims"]
-        self.batch, self.seq = dims["batch"], dims["seq"]
-        self.heads, self.embed = dims["heads"], dims["embed"]
-        self.head_dim = dims.get("head_dim", self.embed // self.heads)
-        self.ffn = dims.get("ffn", 4 * self.embed)
         self.name = data.get("name", os.path.splitext(
             os.path.basename(path))[0])
-        self.norm = data.get("norm", "post")
-        self.causal = data.get("causal", False)
-        self.activation = data.get("activation", "gelu")
-        self.eps = data.get("layernorm_eps", 1e-5)
-        self.dtype = data.get("dtype", "f32")
-        self.training = data.get("training", False)
-        dropout = data.get("dropout", {})
-        self.dropout = [dropout.get(site, 0.1) for site in
-                        ("attention", "residual", "activation")]
-
-    def shapes(self):
-        """Every boundary input's PyTorch shape (dy too when training)."""
-        B, S, E, U = self.batch, self.seq, self.embed, self.ffn
-        shapes = {"x": (B, S, E)}
-        for n in ["wq", "wk", "wv", "wo"]:
-            shapes[n] = (E, E)
-        for n in ["bq", "bk", "bv", "bo", "b2", "ln1_scale", "ln1_bias",
-                  "ln2_scale", "ln2_bias"]:
-            shapes[n] = (E,)
-        shapes["w1"], shapes["b1"], shapes["w2"] = (U, E), (U,), (E, U)
-        if self.training:
-            shapes["dy"] = (B, S, E)
-        return shapes
+        self.dropout = [self.p_attention, self.p_residual, self.p_activation]
 
 
 def load_spec(path, sluicec):
