@@ -129,33 +129,25 @@ static inline SLUICE_HD float sluice_round_bf16(float x) {
 //===----------------------------------------------------------------------===//
 
 /// arith.maximumf / minimumf: NaN propagates, +0 > -0.
-static inline SLUICE_HD float sluice_maximumf(float a, float b) {
+template <typename T>
+static inline SLUICE_HD T sluice_extremum(T a, T b, bool maximum) {
   if (a != a || b != b)
     return NAN;
   if (a == b)
-    return signbit(a) ? b : a;
-  return a > b ? a : b;
+    return (signbit(a) != 0) == maximum ? b : a;
+  return (a > b) == maximum ? a : b;
+}
+static inline SLUICE_HD float sluice_maximumf(float a, float b) {
+  return sluice_extremum(a, b, true);
 }
 static inline SLUICE_HD float sluice_minimumf(float a, float b) {
-  if (a != a || b != b)
-    return NAN;
-  if (a == b)
-    return signbit(a) ? a : b;
-  return a < b ? a : b;
+  return sluice_extremum(a, b, false);
 }
 static inline SLUICE_HD double sluice_maximum(double a, double b) {
-  if (a != a || b != b)
-    return NAN;
-  if (a == b)
-    return signbit(a) ? b : a;
-  return a > b ? a : b;
+  return sluice_extremum(a, b, true);
 }
 static inline SLUICE_HD double sluice_minimum(double a, double b) {
-  if (a != a || b != b)
-    return NAN;
-  if (a == b)
-    return signbit(a) ? a : b;
-  return a < b ? a : b;
+  return sluice_extremum(a, b, false);
 }
 static inline SLUICE_HD float sluice_rsqrtf(float x) { return 1.0f / sqrtf(x); }
 static inline SLUICE_HD double sluice_rsqrt(double x) { return 1.0 / sqrt(x); }
