@@ -31,6 +31,7 @@ using namespace mlir::sluice::emit;
 
 namespace mlir::sluice::emit {
 extern const char *const kRuntimeHeader;
+extern const char *const kHostHeader;
 extern const char *const kKernelsHeader;
 extern const char *const kCpuGemmHeader;
 extern const char *const kPhiloxHeader;
@@ -402,25 +403,25 @@ LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
     llvm::raw_string_ostream cs(create);
     auto layout = [&](StringRef var, Type element, int64_t rows, int64_t cols,
                       int64_t ld, int64_t stride) {
-      cs << "  SLUICE_CREATE_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&ctx->"
+      cs << "  SLUICE_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&ctx->"
          << var << ", " << cudaDataType(element) << ", " << rows << ", " << cols
          << ", " << ld << "), \"cublasLtMatrixLayoutCreate for " << description
          << "\");\n";
       if (g.batchCount > 1)
         cs << "  {\n    int32_t batch = " << g.batchCount
            << ";\n    int64_t stride = " << stride << ";\n"
-           << "    SLUICE_CREATE_CHECK_CUBLAS(cublasLtMatrixLayoutSetAttribute("
+           << "    SLUICE_CHECK_CUBLAS(cublasLtMatrixLayoutSetAttribute("
               "ctx->"
            << var
            << ", CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof(batch)), "
               "\"batch count\");\n"
-           << "    SLUICE_CREATE_CHECK_CUBLAS(cublasLtMatrixLayoutSetAttribute("
+           << "    SLUICE_CHECK_CUBLAS(cublasLtMatrixLayoutSetAttribute("
               "ctx->"
            << var
            << ", CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, "
               "sizeof(stride)), \"batch stride\");\n  }\n";
     };
-    cs << "  SLUICE_CREATE_CHECK_CUBLAS(cublasLtMatmulDescCreate(&ctx->lt_desc_"
+    cs << "  SLUICE_CHECK_CUBLAS(cublasLtMatmulDescCreate(&ctx->lt_desc_"
        << suffix
        << ", CUBLAS_COMPUTE_32F, CUDA_R_32F), \"cublasLtMatmulDescCreate for "
        << description << "\");\n";
@@ -429,17 +430,17 @@ LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
        << ", tb = " << (g.transB ? "CUBLAS_OP_T" : "CUBLAS_OP_N")
        << ";\n    cublasLtEpilogue_t epilogue = " << ltEpilogue << ";\n"
        << "    "
-          "SLUICE_CREATE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_"
+          "SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_"
           "desc_"
        << suffix
        << ", CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)), \"transa\");\n"
        << "    "
-          "SLUICE_CREATE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_"
+          "SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_"
           "desc_"
        << suffix
        << ", CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)), \"transb\");\n"
        << "    "
-          "SLUICE_CREATE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_"
+          "SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_"
           "desc_"
        << suffix
        << ", CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)), "
@@ -734,7 +735,8 @@ std::string ModuleEmitter::source(StringRef phases) const {
      << ".\n"
      << "#include \"" << (isCuda() ? fileStem + ".h" : fileStem + "_cpu.h")
      << "\"\n"
-     << "#include \"Philox.h\"\n#include \"sluice_kernels.h\"\n";
+     << "#include \"Philox.h\"\n#include \"sluice_host.h\"\n"
+     << "#include \"sluice_kernels.h\"\n";
   if (isCuda())
     os << "#include <cublasLt.h>\n#include <cublas_v2.h>\n"
           "#include <cuda_runtime.h>\n";
@@ -761,44 +763,6 @@ std::string ModuleEmitter::source(StringRef phases) const {
         "  va_list list;\n  va_start(list, format);\n"
         "  vsnprintf(ctx->error, sizeof(ctx->error), format, list);\n"
         "  va_end(list);\n  return status;\n}\n\n";
-  if (isCuda())
-    os << "#define SLUICE_CHECK_CUDA(call, what) do { cudaError_t e_ = (call); "
-          "if (e_ != cudaSuccess) return sluice_fail(ctx, SLUICE_ERROR_CUDA, "
-          "\"%s: %s: %s\", phase, what, cudaGetErrorString(e_)); } while (0)\n"
-          "#define SLUICE_CHECK_LAUNCH(what) do { cudaError_t e_ = "
-          "cudaGetLastError(); if (e_ != cudaSuccess) return sluice_fail(ctx, "
-          "SLUICE_ERROR_CUDA, \"%s: launch of %s: %s\", phase, what, "
-          "cudaGetErrorString(e_)); } while (0)\n"
-          "#define SLUICE_CHECK_CUBLAS(call, what) do { cublasStatus_t s_ = "
-          "(call); if (s_ != CUBLAS_STATUS_SUCCESS) return sluice_fail(ctx, "
-          "SLUICE_ERROR_CUBLAS, \"%s: %s: %s\", phase, what, "
-          "cublasGetStatusString(s_)); } while (0)\n"
-          "#define SLUICE_CREATE_CHECK_CUBLAS(call, what) do { const char "
-          "*phase = \"sluice_" +
-              name +
-              "_create\"; SLUICE_CHECK_CUBLAS(call, what); } while (0)\n\n";
-  // Per-kernel timing only in a module compiled with -DSLUICE_PROFILE: no
-  // cost otherwise (the macros vanish and sluice_profile is not exported).
-  os << "#ifndef SLUICE_PROFILE\n#define SLUICE_PROFILE_BEGIN(p, k) (void)0\n"
-        "#define SLUICE_PROFILE_END(p, k) (void)0\n#else\n";
-  if (isCuda())
-    os << "#define SLUICE_PROFILE_BEGIN(p, k) "
-          "SLUICE_CHECK_CUDA(cudaEventRecord(ctx->events[p][2 * (k)], stream), "
-          "\"profiling event\")\n"
-          "#define SLUICE_PROFILE_END(p, k) "
-          "SLUICE_CHECK_CUDA(cudaEventRecord(ctx->events[p][2 * (k) + 1], "
-          "stream), \"profiling event\")\n\n";
-  else
-    os << "#include <chrono>\n"
-          "static double sluice_now_ms() {\n"
-          "  return std::chrono::duration<double, std::milli>(\n"
-          "             std::chrono::steady_clock::now().time_since_epoch())\n"
-          "      .count();\n}\n"
-          "#define SLUICE_PROFILE_BEGIN(p, k) "
-          "const double sluice_start_##k = sluice_now_ms()\n"
-          "#define SLUICE_PROFILE_END(p, k) "
-          "ctx->profile_ms[p][k] = sluice_now_ms() - sluice_start_##k\n\n";
-  os << "#endif\n\n";
   os << kernelText;
 
   // create / destroy / last_error.
@@ -839,9 +803,9 @@ std::string ModuleEmitter::source(StringRef phases) const {
     alloc("scratch", scratchBytes);
     os << "  ctx->workspace_bytes = 32u << 20;\n";
     alloc("workspace", 32u << 20);
-    os << "  SLUICE_CREATE_CHECK_CUBLAS(cublasCreate(&ctx->blas), "
+    os << "  SLUICE_CHECK_CUBLAS(cublasCreate(&ctx->blas), "
           "\"cublasCreate\");\n"
-          "  SLUICE_CREATE_CHECK_CUBLAS(cublasLtCreate(&ctx->lt), "
+          "  SLUICE_CHECK_CUBLAS(cublasLtCreate(&ctx->lt), "
           "\"cublasLtCreate\");\n"
        << createText
        << "  for (int p = 0; p < 2; ++p)\n    for (int i = 0; i < " << 2 * slots
@@ -1019,6 +983,7 @@ FailureOr<EmittedModule> ModuleEmitter::run() {
   result.files.push_back(EmittedFile{result.sourceFile, source(phases)});
   result.files.push_back(EmittedFile{result.headerFile, header()});
   result.files.push_back({"sluice_runtime.h", kRuntimeHeader});
+  result.files.push_back({"sluice_host.h", kHostHeader});
   result.files.push_back({"sluice_kernels.h", kKernelsHeader});
   result.files.push_back({"Philox.h", kPhiloxHeader});
   if (!isCuda())

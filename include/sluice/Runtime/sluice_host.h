@@ -1,0 +1,72 @@
+/*===- sluice_host.h - checks and timing inside emitted entry points ------===*
+ *
+ * The macros the host code of every emitted module expands: status checks
+ * (CUDA) and the optional per-kernel timing (-DSLUICE_PROFILE). Each one
+ * expands inside an emitted function where `ctx` (the module's context),
+ * `phase` (the entry point's name, for messages) and, on CUDA, `stream` are
+ * in scope, and where the module's `sluice_fail(ctx, status, format, ...)`
+ * is declared; a failed check returns its status from that function.
+ * docs/Codegen.md ("Emitted code") describes the ABI.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef SLUICE_HOST_H
+#define SLUICE_HOST_H
+
+#include "sluice_runtime.h"
+
+#if defined(SLUICE_RUNTIME_CUDA)
+/* A CUDA runtime call that must return cudaSuccess. */
+#define SLUICE_CHECK_CUDA(call, what)                                          \
+  do {                                                                         \
+    cudaError_t e_ = (call);                                                   \
+    if (e_ != cudaSuccess)                                                     \
+      return sluice_fail(ctx, SLUICE_ERROR_CUDA, "%s: %s: %s", phase, what,    \
+                         cudaGetErrorString(e_));                              \
+  } while (0)
+/* Right after a kernel launch: the launch itself succeeded. */
+#define SLUICE_CHECK_LAUNCH(what)                                              \
+  do {                                                                         \
+    cudaError_t e_ = cudaGetLastError();                                       \
+    if (e_ != cudaSuccess)                                                     \
+      return sluice_fail(ctx, SLUICE_ERROR_CUDA, "%s: launch of %s: %s",       \
+                         phase, what, cudaGetErrorString(e_));                 \
+  } while (0)
+/* A cuBLAS / cuBLASLt call that must return CUBLAS_STATUS_SUCCESS. */
+#define SLUICE_CHECK_CUBLAS(call, what)                                        \
+  do {                                                                         \
+    cublasStatus_t s_ = (call);                                                \
+    if (s_ != CUBLAS_STATUS_SUCCESS)                                           \
+      return sluice_fail(ctx, SLUICE_ERROR_CUBLAS, "%s: %s: %s", phase, what,  \
+                         cublasGetStatusString(s_));                           \
+  } while (0)
+#endif
+
+/* Per-kernel timing: only in a module compiled with -DSLUICE_PROFILE (no
+ * cost otherwise: the macros vanish and sluice_profile is not exported).
+ * Slot k of phase p: CUDA records events 2k and 2k + 1 of ctx->events[p]
+ * on the stream; the CPU stores the steady-clock time in
+ * ctx->profile_ms[p][k]. */
+#ifndef SLUICE_PROFILE
+#define SLUICE_PROFILE_BEGIN(p, k) (void)0
+#define SLUICE_PROFILE_END(p, k) (void)0
+#elif defined(SLUICE_RUNTIME_CUDA)
+#define SLUICE_PROFILE_BEGIN(p, k)                                             \
+  SLUICE_CHECK_CUDA(cudaEventRecord(ctx->events[p][2 * (k)], stream),          \
+                    "profiling event")
+#define SLUICE_PROFILE_END(p, k)                                               \
+  SLUICE_CHECK_CUDA(cudaEventRecord(ctx->events[p][2 * (k) + 1], stream),      \
+                    "profiling event")
+#else
+#include <chrono>
+static inline double sluice_now_ms() {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+#define SLUICE_PROFILE_BEGIN(p, k) const double sluice_start_##k = sluice_now_ms()
+#define SLUICE_PROFILE_END(p, k)                                               \
+  ctx->profile_ms[p][k] = sluice_now_ms() - sluice_start_##k
+#endif
+
+#endif /* SLUICE_HOST_H */
