@@ -46,6 +46,32 @@ static json specToJson(const mlir::sluice::LayerSpec &spec) {
   return object;
 }
 
+/// A peak in TFLOP/s, or null where the GPU has no such units.
+static json peakToJson(const std::optional<double> &flops) {
+  return flops ? json(*flops / 1e12) : json(nullptr);
+}
+
+static json targetToJson(const GpuTarget &target) {
+  json object;
+  object["name"] = target.name;
+  object["device"] = target.device;
+  object["arch"] = target.arch;
+  object["sm_count"] = target.smCount;
+  object["l2_bytes"] = target.l2Bytes;
+  object["dram_bandwidth_gb_per_s"] = target.dramBytesPerSecond / 1e9;
+  object["launch_overhead_us"] = target.launchOverheadSeconds * 1e6;
+  object["peak_tflops"] = {
+      {"tensor",
+       {{"f16", peakToJson(target.tensorFlops.f16)},
+        {"bf16", peakToJson(target.tensorFlops.bf16)},
+        {"tf32", peakToJson(target.tensorFlops.f32)}}},
+      {"vector",
+       {{"f16", peakToJson(target.vectorFlops.f16)},
+        {"bf16", peakToJson(target.vectorFlops.bf16)},
+        {"f32", peakToJson(target.vectorFlops.f32)}}}};
+  return object;
+}
+
 std::string mlir::sluice::renderJsonReport(const ModuleCounts &counts,
                                            const ReportContext &context) {
   json report;
@@ -53,6 +79,8 @@ std::string mlir::sluice::renderJsonReport(const ModuleCounts &counts,
   report["input"] = context.inputPath;
   if (context.spec)
     report["spec"] = specToJson(*context.spec);
+  if (context.target)
+    report["target"] = targetToJson(*context.target);
   json ops = json::array();
   for (const OpCount &count : counts.ops) {
     json op;

@@ -179,6 +179,9 @@ std::string mlir::sluice::renderMarkdownReport(const ModuleCounts &counts,
   os << "Input: `" << context.inputPath << "`";
   if (context.spec)
     os << " — " << describeSpec(*context.spec);
+  if (context.target)
+    os << "\n\nTarget: " << describeTarget(*context.target)
+       << " (docs/Targets.md)";
   os << "\n\nEvery number comes from the data-movement analysis; the counting "
         "rules are in docs/Accounting.md.\n\n";
   os << "## Operators\n\n";

@@ -13,6 +13,7 @@
 
 #include "RunCommand.h"
 
+#include "sluice/Analysis/Target.h"
 #include "sluice/Codegen/Emit.h"
 #include "sluice/Pipeline/CompileModule.h"
 #include "sluice/Pipeline/OutputFiles.h"
@@ -96,6 +97,13 @@ static cl::opt<std::string> maskPolicy(
     cl::desc("Dropout masks: auto (regenerate where a kernel can, else "
              "bit-pack; default), regenerate, bitpack"),
     cl::init("auto"), cl::sub(cl::SubCommand::getTopLevel()));
+static cl::opt<std::string> targetOption(
+    "target",
+    cl::desc("The GPU the cost model predicts for: a built-in target (v100, "
+             "a100, h100, h200) or a target .json file (default: from the "
+             "spec's \"target\": sm_80 -> a100, sm_90 -> h100; "
+             "docs/Targets.md)"),
+    cl::value_desc("name|file"), cl::sub(cl::SubCommand::getTopLevel()));
 static cl::opt<bool> quiet("quiet", cl::desc("Do not print the summary table"),
                            cl::sub(cl::SubCommand::getTopLevel()));
 
@@ -124,6 +132,14 @@ static LogicalResult printDiagnostic(Diagnostic &diag) {
   for (Diagnostic &note : diag.getNotes())
     os << "  note: " << note << "\n";
   return success();
+}
+
+/// The module's CUDA architecture (`sluice.target`, set from the spec), or
+/// sm_80 as for a spec without one.
+static StringRef targetArch(ModuleOp module) {
+  if (auto arch = module->getAttrOfType<StringAttr>("sluice.target"))
+    return arch.getValue();
+  return "sm_80";
 }
 
 static LogicalResult compileToDirectory() {
@@ -196,6 +212,16 @@ static LogicalResult compileToDirectory() {
   else if (auto graphs = compilation->module->getOps<GraphOp>();
            !graphs.empty())
     reportContext.name = (*graphs.begin()).getSymName().str();
+
+  llvm::Expected<std::optional<GpuTarget>> target =
+      selectTarget(targetOption, targetArch(*compilation->module));
+  if (!target) {
+    llvm::errs() << "sluicec: error: " << llvm::toString(target.takeError())
+                 << "\n";
+    return failure();
+  }
+  if (*target)
+    reportContext.target = &**target;
 
   std::string graphText;
   llvm::raw_string_ostream graphStream(graphText);

@@ -10,6 +10,7 @@
 #define SLUICE_REPORT_REPORT_H
 
 #include "sluice/Analysis/DataMovement.h"
+#include "sluice/Analysis/Target.h"
 #include "sluice/Codegen/MemoryPlan.h"
 #include "sluice/Spec/LayerSpec.h"
 
@@ -29,6 +30,9 @@ struct ReportContext {
   std::optional<LayerSpec> spec;
   /// The arena plan, when one was made (docs/MemoryPlan.md).
   const MemoryPlan *memoryPlan = nullptr;
+  /// The GPU the cost model predicts for (docs/Targets.md), when one was
+  /// selected.
+  const GpuTarget *target = nullptr;
 };
 
 /// report.json: {name, input, spec?, ops: [...], totals: {...}}.
@@ -56,6 +60,10 @@ std::string formatWithSeparators(uint64_t value);
 
 /// One line describing the arena: peak bytes, bytes without reuse, buffers.
 std::string describeMemoryPlan(const MemoryPlan &plan);
+
+/// One line describing a target ("v100: Tesla V100-SXM2 …, sm_70, 80 SMs,
+/// 900 GB/s, …").
+std::string describeTarget(const GpuTarget &target);
 
 /// One line describing a spec ("encoder, post-LN, b=8 s=512 …").
 std::string describeSpec(const LayerSpec &spec);
