@@ -18,7 +18,7 @@ config.substitutions.append(("%python", "/usr/bin/python3"))
 llvm_config.with_system_environment(["HOME", "PATH"])
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["sluice-opt", "sluicec"], [config.sluice_tools_dir])
+llvm_config.add_tool_substitutions(["sluice-opt", "sluicec", "sluice-translate"], [config.sluice_tools_dir])
 
 # Compile tests (test/Compile): `nvcc` when the CUDA compiler is there,
 # `gpu` when nvidia-smi lists a GPU (tests needing one are UNSUPPORTED

@@ -5,6 +5,7 @@
 
 #include "sluice/Codegen/Emit.h"
 #include "sluice/Codegen/Schedule.h"
+#include "sluice/Target/HostEmitter.h"
 
 #include "dialects/sluice/SluiceOps.h"
 
@@ -49,9 +50,8 @@ void emitFusedLaunch(const FusedGroup &group, EmitTarget target,
                      ArrayRef<std::string> outputPointers,
                      llvm::raw_ostream &os);
 
-/// The C storage type of a tensor element type: float, sluice_f16,
-/// sluice_bf16 (empty for anything else).
-std::string storageType(Type elementType);
+/// float, sluice_f16, sluice_bf16 (the printers' one table).
+using target::storageType;
 
 /// Emits the statements of `map`'s body as C, its float arguments bound to
 /// `arguments` (f32 expressions) and its index arguments to `indices`;

@@ -44,16 +44,6 @@ std::string mlir::sluice::emit::identifier(StringRef text) {
   return out;
 }
 
-std::string mlir::sluice::emit::storageType(Type elementType) {
-  if (elementType.isF32())
-    return "float";
-  if (elementType.isF16())
-    return "sluice_f16";
-  if (elementType.isBF16())
-    return "sluice_bf16";
-  return "";
-}
-
 FailureOr<FusedGroup>
 mlir::sluice::emit::makeFusedGroup(StringRef name, StringRef description,
                                    ArrayRef<Operation *> ops,

@@ -13,6 +13,11 @@
 #include "EmitInternal.h"
 
 #include "dialects/sluice/SluiceBuilders.h"
+#include "dialects/sluice_exec/ExecOps.h"
+
+#include "sluice/Target/Translate.h"
+
+#include "mlir/IR/Verifier.h"
 
 #include "sluice/Codegen/GemmMapping.h"
 #include "sluice/Codegen/MemoryPlan.h"
@@ -104,7 +109,10 @@ class ModuleEmitter {
 public:
   ModuleEmitter(ModuleOp module, EmitTarget target, StringRef name)
       : module(module), target(target), name(sanitizeModuleName(name)),
-        fileStem(moduleFileStem(name)) {}
+        fileStem(moduleFileStem(name)), execBuilder(module.getContext()) {
+    module.getContext()->getOrLoadDialect<exec::ExecDialect>();
+    execModule = ModuleOp::create(module.getLoc());
+  }
   FailureOr<EmittedModule> run();
 
 private:
@@ -113,8 +121,25 @@ private:
   LogicalResult emitPhase(GraphOp graph, bool backward, llvm::raw_ostream &os);
   LogicalResult emitFused(KernelOp kernel, llvm::raw_ostream &os);
   LogicalResult emitGemm(KernelOp kernel, llvm::raw_ostream &os);
-  /// The pointer of a top-level value, or failure with a diagnostic.
+  LogicalResult emitLeftover(KernelOp kernel, StringRef what,
+                             ArrayRef<Operation *> ops, ArrayRef<Value> outputs,
+                             ArrayRef<std::string> outputPointers,
+                             StringRef cPointer,
+                             function_ref<Value(Value)> outerValue,
+                             llvm::raw_ostream &os);
+  FailureOr<std::pair<exec::BlasEpilogue, Value>>
+  foldedEpilogue(KernelOp kernel, const GemmMapping &g,
+                 ArrayRef<Operation *> epilogue,
+                 function_ref<Value(Value)> outerValue);
+  /// The sluice_exec pointer of a top-level value (an arena view is made
+  /// on first use), or failure with a diagnostic.
+  FailureOr<Value> addressOf(Value value, Operation *user);
+  /// The C expression of addressOf(value, user).
   FailureOr<std::string> pointerOf(Value value, Operation *user);
+  /// A boundary tensor's field of the args struct.
+  Value argPointer(StringRef canonicalName);
+  /// Prints `op` with the target's printer into the statements of `os`.
+  LogicalResult print(Operation *op, llvm::raw_ostream &os);
   std::string header() const;
   std::string source(StringRef phases) const;
   std::string fieldsOf(ArrayRef<Field> fields, bool inputsConst) const;
@@ -127,12 +152,17 @@ private:
   MemoryPlan plan;
   GraphOp forward, backward;
   std::vector<Field> forwardFields, backwardFields;
-  llvm::DenseMap<Value, std::string> pointers;
+  /// The sluice_exec pointer of every top-level value met so far.
+  llvm::DenseMap<Value, Value> pointers;
+  /// The emission-level IR built while walking the graphs: one
+  /// sluice_exec.entry per phase.
+  OwningOpRef<ModuleOp> execModule;
+  OpBuilder execBuilder;
+  target::HostEmitter printer;
   /// Top-level values stored one bit per element (and their views).
   llvm::DenseSet<Value> packedValues;
   std::string kernelText;
   llvm::raw_string_ostream kernels{kernelText};
-  std::string contextFields, createText, destroyText;
   unsigned kernelCount = 0, ltCount = 0;
   /// Per phase, the description of every top-level kernel in launch order
   /// (the rows of sluice_profile).
@@ -188,11 +218,33 @@ LogicalResult ModuleEmitter::collect() {
 }
 
 FailureOr<std::string> ModuleEmitter::pointerOf(Value value, Operation *user) {
+  FailureOr<Value> address = addressOf(value, user);
+  if (failed(address))
+    return failure();
+  return target::HostEmitter::pointer(*address);
+}
+
+Value ModuleEmitter::argPointer(StringRef canonicalName) {
+  return exec::ArgOp::create(execBuilder, execModule->getLoc(),
+                             exec::PtrType::get(module.getContext()),
+                             identifier(canonicalName));
+}
+
+LogicalResult ModuleEmitter::print(Operation *op, llvm::raw_ostream &os) {
+  if (failed(isCuda() ? target::printCudaOperation(printer, op)
+                      : target::printCppOperation(printer, op)))
+    return failure();
+  os << printer.takeBody();
+  return success();
+}
+
+FailureOr<Value> ModuleEmitter::addressOf(Value value, Operation *user) {
   if (auto it = pointers.find(value); it != pointers.end())
     return it->second;
   if (const ArenaBuffer *buffer = plan.lookup(value)) {
-    std::string pointer =
-        "(ctx->arena + " + std::to_string(buffer->offset) + "ULL)";
+    Value pointer = exec::ArenaOp::create(
+        execBuilder, execModule->getLoc(),
+        exec::PtrType::get(module.getContext()), buffer->offset);
     pointers[value] = pointer;
     return pointer;
   }
@@ -247,6 +299,94 @@ LogicalResult ModuleEmitter::emitFused(KernelOp kernel, llvm::raw_ostream &os) {
   return success();
 }
 
+/// The epilogue cuBLASLt folds into the GEMM of `kernel` whose epilogue
+/// ops are `epilogue` (they compute the kernel's one output in place), and
+/// the address of its bias vector: `none` when the kernel's epilogue is not
+/// one cuBLASLt has, or its bias is not one packed vector over the GEMM's
+/// rows in C's element type.
+FailureOr<std::pair<exec::BlasEpilogue, Value>>
+ModuleEmitter::foldedEpilogue(KernelOp kernel, const GemmMapping &g,
+                              ArrayRef<Operation *> epilogue,
+                              function_ref<Value(Value)> outerValue) {
+  Value product = kernel.getContraction().getResult();
+  llvm::SmallPtrSet<Operation *, 8> epilogueOps(epilogue.begin(),
+                                                epilogue.end());
+  SmallVector<Value> others;
+  for (Operation *op : epilogue)
+    for (Value operand : op->getOperands())
+      if (operand != product && !epilogueOps.contains(operand.getDefiningOp()))
+        others.push_back(operand);
+  StringRef epilogueName = kernel.getEpilogue().value_or("");
+  Value bias;
+  if (epilogueName.starts_with("bias") && others.size() == 1) {
+    auto biasType = llvm::cast<NamedTensorType>(others.front().getType());
+    Type cElement =
+        llvm::cast<NamedTensorType>(product.getType()).getElementType();
+    if (isBiasEpilogueLegal(g, biasType) &&
+        biasType.getElementType() == cElement) {
+      FailureOr<Value> address = addressOf(outerValue(others.front()), kernel);
+      if (failed(address))
+        return failure();
+      bias = *address;
+    }
+  }
+  using exec::BlasEpilogue;
+  std::pair<BlasEpilogue, Value> none{BlasEpilogue::none, Value()};
+  if (others.empty())
+    return epilogueName == "relu"   ? std::make_pair(BlasEpilogue::relu, Value())
+           : epilogueName == "gelu" ? std::make_pair(BlasEpilogue::gelu, Value())
+                                    : none;
+  if (!bias)
+    return none;
+  if (epilogueName == "bias")
+    return std::make_pair(BlasEpilogue::bias, bias);
+  if (epilogueName == "bias_relu")
+    return std::make_pair(BlasEpilogue::bias_relu, bias);
+  if (epilogueName == "bias_gelu")
+    return std::make_pair(BlasEpilogue::bias_gelu, bias);
+  return none;
+}
+
+/// Runs the ops `ops` of gemm kernel `kernel` that the BLAS did not fold
+/// (`what`: "epilogue" or "bgrad") as a generated kernel storing `outputs`
+/// at `outputPointers`; the product is read at `cPointer`.
+LogicalResult ModuleEmitter::emitLeftover(
+    KernelOp kernel, StringRef what, ArrayRef<Operation *> ops,
+    ArrayRef<Value> outputs, ArrayRef<std::string> outputPointers,
+    StringRef cPointer, function_ref<Value(Value)> outerValue,
+    llvm::raw_ostream &os) {
+  if (ops.empty())
+    return success();
+  std::string fn = "sluice_kernel_" + std::to_string(kernelCount++);
+  if (auto label = kernel->getAttrOfType<StringAttr>("sluice.name"))
+    fn += "_" + identifier(label.getValue());
+  fn += "_" + what.str();
+  FailureOr<FusedGroup> group = makeFusedGroup(
+      fn, describeKernel(kernel) + " " + what.str(), ops, outputs);
+  if (failed(group))
+    return failure();
+  SmallVector<std::string> inputs;
+  for (Value input : group->inputs) {
+    if (input == kernel.getContraction().getResult()) {
+      inputs.push_back(cPointer.str());
+      continue;
+    }
+    Value outer = outerValue(input);
+    if (!outer)
+      return kernel.emitOpError() << "epilogue reads a value it cannot "
+                                     "address";
+    FailureOr<std::string> pointer = pointerOf(outer, kernel);
+    if (failed(pointer))
+      return failure();
+    inputs.push_back(*pointer);
+    group->inputPacked[inputs.size() - 1] = packedValues.contains(outer);
+  }
+  if (failed(emitFusedKernel(*group, target, kernels)))
+    return failure();
+  emitFusedLaunch(*group, target, inputs, outputPointers, os);
+  return success();
+}
+
 LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
   std::string description = describeKernel(kernel);
   ContractOp contract = kernel.getContraction();
@@ -273,12 +413,12 @@ LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
       return kernel.getInputs()[arg.getArgNumber()];
     return {};
   };
-  FailureOr<std::string> aPointer = pointerOf(outerValue(g.a), kernel);
-  FailureOr<std::string> bPointer = pointerOf(outerValue(g.b), kernel);
   if (!outerValue(g.a) || !outerValue(g.b))
     return contract.emitOpError()
            << "in " << description << " must read the kernel's inputs directly";
-  if (failed(aPointer) || failed(bPointer))
+  FailureOr<Value> aAddress = addressOf(outerValue(g.a), kernel);
+  FailureOr<Value> bAddress = addressOf(outerValue(g.b), kernel);
+  if (failed(aAddress) || failed(bAddress))
     return failure();
   if (packedValues.contains(outerValue(g.a)) ||
       packedValues.contains(outerValue(g.b)))
@@ -310,20 +450,26 @@ LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
   ValueRange yielded = kernel.getYield().getOperands();
   SmallVector<Value> epilogueOutputs, independentOutputs;
   SmallVector<std::string> epilogueOutputPointers, independentOutputPointers;
+  SmallVector<Value> epilogueOutputAddresses;
   std::optional<std::string> cPointer;
+  Value cAddress;
   for (auto [index, value] : llvm::enumerate(yielded)) {
     if (kernel.isPacked(index))
       return kernel.emitOpError()
              << "result #" << index << " of " << description
              << " is bit-packed; code generation stores masks unpacked (fuse "
                 "without packing)";
-    FailureOr<std::string> pointer = pointerOf(kernel.getResult(index), kernel);
+    FailureOr<Value> address = addressOf(kernel.getResult(index), kernel);
+    if (failed(address))
+      return failure();
+    FailureOr<std::string> pointer = target::HostEmitter::pointer(*address);
     if (failed(pointer))
       return failure();
     if (value == contract.getResult()) {
-      if (!cPointer)
+      if (!cPointer) {
         cPointer = *pointer;
-      else
+        cAddress = *address;
+      } else
         return kernel.emitOpError()
                << "yields its contraction twice; not supported";
       continue;
@@ -332,6 +478,8 @@ LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
     (inEpilogue ? epilogueOutputs : independentOutputs).push_back(value);
     (inEpilogue ? epilogueOutputPointers : independentOutputPointers)
         .push_back(*pointer);
+    if (inEpilogue)
+      epilogueOutputAddresses.push_back(*address);
   }
   NamedTensorType cType = contract.getResult().getType();
   bool inPlace = false;
@@ -339,8 +487,12 @@ LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
     if (epilogueOutputs.size() == 1 &&
         epilogueOutputs.front().getType() == cType) {
       cPointer = epilogueOutputPointers.front();
+      cAddress = epilogueOutputAddresses.front();
       inPlace = true;
     } else {
+      cAddress = exec::ScratchOp::create(
+          execBuilder, execModule->getLoc(),
+          exec::PtrType::get(module.getContext()));
       cPointer = "ctx->scratch";
       scratchBytes = std::max(scratchBytes, *cType.getNumBytes());
     }
@@ -348,201 +500,45 @@ LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
 
   // cuBLASLt folds bias / relu / gelu when C is the epilogue's output and
   // the bias is one packed vector over the GEMM's rows.
-  std::string ltEpilogue;
-  std::string biasPointer;
-  StringRef epilogueName = kernel.getEpilogue().value_or("");
+  exec::BlasEpilogue ltEpilogue = exec::BlasEpilogue::none;
+  Value biasAddress;
   if (isCuda() && inPlace && independent.empty()) {
-    SmallVector<Value> others;
-    for (Operation *op : epilogue)
-      for (Value operand : op->getOperands())
-        if (operand != contract.getResult() &&
-            !epilogueOps.contains(operand.getDefiningOp()))
-          others.push_back(operand);
-    bool wantsBias = epilogueName.starts_with("bias");
-    bool biasOk = false;
-    if (wantsBias && others.size() == 1) {
-      auto biasType = llvm::cast<NamedTensorType>(others.front().getType());
-      biasOk = isBiasEpilogueLegal(g, biasType) &&
-               biasType.getElementType() == cType.getElementType();
-      if (biasOk) {
-        FailureOr<std::string> pointer =
-            pointerOf(outerValue(others.front()), kernel);
-        if (failed(pointer))
-          return failure();
-        biasPointer = *pointer;
-      }
-    }
-    if (epilogueName == "relu" && others.empty())
-      ltEpilogue = "CUBLASLT_EPILOGUE_RELU";
-    else if (epilogueName == "gelu" && others.empty())
-      ltEpilogue = "CUBLASLT_EPILOGUE_GELU";
-    else if (epilogueName == "bias" && biasOk)
-      ltEpilogue = "CUBLASLT_EPILOGUE_BIAS";
-    else if (epilogueName == "bias_relu" && biasOk)
-      ltEpilogue = "CUBLASLT_EPILOGUE_RELU_BIAS";
-    else if (epilogueName == "bias_gelu" && biasOk)
-      ltEpilogue = "CUBLASLT_EPILOGUE_GELU_BIAS";
+    FailureOr<std::pair<exec::BlasEpilogue, Value>> folded =
+        foldedEpilogue(kernel, g, epilogue, outerValue);
+    if (failed(folded))
+      return failure();
+    std::tie(ltEpilogue, biasAddress) = *folded;
   }
 
-  Type aElement = llvm::cast<NamedTensorType>(g.a.getType()).getElementType();
-  Type bElement = llvm::cast<NamedTensorType>(g.b.getType()).getElementType();
-  Type cElement = cType.getElementType();
-  os << "  // " << description << ": C[" << g.m << " x " << g.n
-     << "] = " << g.alpha << " * op(A)[" << g.m << " x " << g.k
-     << "] op(B), batch " << g.batchCount << "\n  {\n";
-  char alpha[64];
-  std::snprintf(alpha, sizeof(alpha), "%a", static_cast<float>(g.alpha));
-  os << "    const float alpha = " << alpha << "f;\n";
-  if (isCuda() && !ltEpilogue.empty()) {
-    unsigned id = ltCount++;
-    std::string suffix = std::to_string(id);
-    contextFields += "  cublasLtMatmulDesc_t lt_desc_" + suffix +
-                     ";\n  cublasLtMatrixLayout_t lt_a_" + suffix + ", lt_b_" +
-                     suffix + ", lt_c_" + suffix + ";\n";
-    std::string create;
-    llvm::raw_string_ostream cs(create);
-    auto layout = [&](StringRef var, Type element, int64_t rows, int64_t cols,
-                      int64_t ld, int64_t stride) {
-      cs << "  SLUICE_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&ctx->"
-         << var << ", " << cudaDataType(element) << ", " << rows << ", " << cols
-         << ", " << ld << "), \"cublasLtMatrixLayoutCreate for " << description
-         << "\");\n";
-      if (g.batchCount > 1)
-        cs << "  {\n    int32_t batch = " << g.batchCount
-           << ";\n    int64_t stride = " << stride << ";\n"
-           << "    SLUICE_CHECK_CUBLAS(cublasLtMatrixLayoutSetAttribute("
-              "ctx->"
-           << var
-           << ", CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof(batch)), "
-              "\"batch count\");\n"
-           << "    SLUICE_CHECK_CUBLAS(cublasLtMatrixLayoutSetAttribute("
-              "ctx->"
-           << var
-           << ", CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, "
-              "sizeof(stride)), \"batch stride\");\n  }\n";
-    };
-    cs << "  SLUICE_CHECK_CUBLAS(cublasLtMatmulDescCreate(&ctx->lt_desc_"
-       << suffix
-       << ", CUBLAS_COMPUTE_32F, CUDA_R_32F), \"cublasLtMatmulDescCreate for "
-       << description << "\");\n";
-    cs << "  {\n    cublasOperation_t ta = "
-       << (g.transA ? "CUBLAS_OP_T" : "CUBLAS_OP_N")
-       << ", tb = " << (g.transB ? "CUBLAS_OP_T" : "CUBLAS_OP_N")
-       << ";\n    cublasLtEpilogue_t epilogue = " << ltEpilogue << ";\n"
-       << "    "
-          "SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_"
-          "desc_"
-       << suffix
-       << ", CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)), \"transa\");\n"
-       << "    "
-          "SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_"
-          "desc_"
-       << suffix
-       << ", CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)), \"transb\");\n"
-       << "    "
-          "SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_"
-          "desc_"
-       << suffix
-       << ", CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)), "
-          "\"epilogue\");\n  }\n";
-    layout("lt_a_" + suffix, aElement, g.transA ? g.k : g.m,
-           g.transA ? g.m : g.k, g.lda, g.strideA);
-    layout("lt_b_" + suffix, bElement, g.transB ? g.n : g.k,
-           g.transB ? g.k : g.n, g.ldb, g.strideB);
-    layout("lt_c_" + suffix, cElement, g.m, g.n, g.ldc, g.strideC);
-    createText += create;
-    destroyText += "  if (ctx->lt_a_" + suffix +
-                   ") cublasLtMatrixLayoutDestroy(ctx->lt_a_" + suffix +
-                   ");\n  if (ctx->lt_b_" + suffix +
-                   ") cublasLtMatrixLayoutDestroy(ctx->lt_b_" + suffix +
-                   ");\n  if (ctx->lt_c_" + suffix +
-                   ") cublasLtMatrixLayoutDestroy(ctx->lt_c_" + suffix +
-                   ");\n  if (ctx->lt_desc_" + suffix +
-                   ") cublasLtMatmulDescDestroy(ctx->lt_desc_" + suffix +
-                   ");\n";
-    os << "    const float beta = 0.0f;\n";
-    if (!biasPointer.empty())
-      os << "    const void *bias = " << biasPointer << ";\n"
-         << "    "
-            "SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_desc_"
-         << suffix
-         << ", CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)), "
-            "\"bias pointer of "
-         << description << "\");\n";
-    os << "    SLUICE_CHECK_CUBLAS(cublasLtMatmul(ctx->lt, ctx->lt_desc_"
-       << suffix << ", &alpha, " << *aPointer << ", ctx->lt_a_" << suffix
-       << ", " << *bPointer << ", ctx->lt_b_" << suffix << ", &beta, "
-       << *cPointer << ", ctx->lt_c_" << suffix << ", " << *cPointer
-       << ", ctx->lt_c_" << suffix
-       << ", NULL, ctx->workspace, ctx->workspace_bytes, stream), "
-       << "\"cublasLtMatmul of " << description << "\");\n  }\n";
+  // The call, with every BLAS parameter decided.
+  std::optional<int64_t> descriptor;
+  if (ltEpilogue != exec::BlasEpilogue::none)
+    descriptor = ltCount++;
+  auto blasOp = [](bool transposed) {
+    return transposed ? exec::BlasOp::t : exec::BlasOp::n;
+  };
+  auto elementOf = [](Value value) {
+    return llvm::cast<NamedTensorType>(value.getType()).getElementType();
+  };
+  auto gemm = exec::GemmOp::create(
+      execBuilder, contract.getLoc(), *aAddress, *bAddress, cAddress,
+      biasAddress, description, blasOp(g.transA), blasOp(g.transB), g.m, g.n,
+      g.k, g.lda, g.ldb, g.ldc, g.batchCount, g.strideA, g.strideB, g.strideC,
+      llvm::APFloat(g.alpha), elementOf(g.a), elementOf(g.b),
+      cType.getElementType(), exec::ComputeType::f32, ltEpilogue,
+      descriptor ? execBuilder.getI64IntegerAttr(*descriptor) : IntegerAttr());
+  if (failed(mlir::verify(gemm)) || failed(print(gemm, os)))
+    return failure();
+  // cuBLASLt ran the whole epilogue.
+  if (ltEpilogue != exec::BlasEpilogue::none)
     return success();
-  }
-  if (isCuda()) {
-    os << "    const float beta = 0.0f;\n"
-       << "    SLUICE_CHECK_CUBLAS(cublasSetStream(ctx->blas, stream), "
-          "\"cublasSetStream\");\n"
-       << "    SLUICE_CHECK_CUBLAS(cublasGemmStridedBatchedEx(ctx->blas, "
-       << (g.transA ? "CUBLAS_OP_T" : "CUBLAS_OP_N") << ", "
-       << (g.transB ? "CUBLAS_OP_T" : "CUBLAS_OP_N") << ", " << g.m << ", "
-       << g.n << ", " << g.k << ", &alpha, " << *aPointer << ", "
-       << cudaDataType(aElement) << ", " << g.lda << ", " << g.strideA << "LL, "
-       << *bPointer << ", " << cudaDataType(bElement) << ", " << g.ldb << ", "
-       << g.strideB << "LL, &beta, " << *cPointer << ", "
-       << cudaDataType(cElement) << ", " << g.ldc << ", " << g.strideC << "LL, "
-       << g.batchCount
-       << ", CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT), "
-          "\"cublasGemmStridedBatchedEx of "
-       << description << "\");\n";
-  } else {
-    os << "    if (sluice_cpu_gemm(" << (g.transA ? "true" : "false") << ", "
-       << (g.transB ? "true" : "false") << ", " << g.m << "LL, " << g.n
-       << "LL, " << g.k << "LL, alpha, (const " << storageType(aElement)
-       << " *)(" << *aPointer << "), " << g.lda << "LL, " << g.strideA
-       << "LL, (const " << storageType(bElement) << " *)(" << *bPointer << "), "
-       << g.ldb << "LL, " << g.strideB << "LL, (" << storageType(cElement)
-       << " *)(" << *cPointer << "), " << g.ldc << "LL, " << g.strideC << "LL, "
-       << g.batchCount << "LL))\n"
-       << "      return sluice_fail(ctx, SLUICE_ERROR_ALLOC, \"%s: no scratch "
-          "memory for the GEMM of "
-       << description << "\", phase);\n";
-  }
-  os << "  }\n";
 
   // What the library did not fold runs through the shared core.
   auto runGroup = [&](ArrayRef<Operation *> ops, ArrayRef<Value> outputs,
                       ArrayRef<std::string> outputPointers,
                       StringRef what) -> LogicalResult {
-    if (ops.empty())
-      return success();
-    std::string fn = "sluice_kernel_" + std::to_string(kernelCount++);
-    if (auto label = kernel->getAttrOfType<StringAttr>("sluice.name"))
-      fn += "_" + identifier(label.getValue());
-    fn += "_" + what.str();
-    FailureOr<FusedGroup> group =
-        makeFusedGroup(fn, description + " " + what.str(), ops, outputs);
-    if (failed(group))
-      return failure();
-    SmallVector<std::string> inputs;
-    for (Value input : group->inputs) {
-      if (input == contract.getResult()) {
-        inputs.push_back(*cPointer);
-        continue;
-      }
-      Value outer = outerValue(input);
-      if (!outer)
-        return kernel.emitOpError() << "epilogue reads a value it cannot "
-                                       "address";
-      FailureOr<std::string> pointer = pointerOf(outer, kernel);
-      if (failed(pointer))
-        return failure();
-      inputs.push_back(*pointer);
-      group->inputPacked[inputs.size() - 1] = packedValues.contains(outer);
-    }
-    if (failed(emitFusedKernel(*group, target, kernels)))
-      return failure();
-    emitFusedLaunch(*group, target, inputs, outputPointers, os);
-    return success();
+    return emitLeftover(kernel, what, ops, outputs, outputPointers, *cPointer,
+                        outerValue, os);
   };
   if (failed(runGroup(epilogue, epilogueOutputs, epilogueOutputPointers,
                       "epilogue")) ||
@@ -556,6 +552,12 @@ LogicalResult ModuleEmitter::emitPhase(GraphOp graph, bool isBackward,
                                        llvm::raw_ostream &os) {
   Block &body = graph.getBody().front();
   ArrayRef<Field> fields = isBackward ? backwardFields : forwardFields;
+  // The phase's statements as sluice_exec IR.
+  execBuilder.setInsertionPointToEnd(execModule->getBody());
+  auto entry = exec::EntryOp::create(
+      execBuilder, graph.getLoc(),
+      "sluice_" + name + (isBackward ? "_backward" : "_forward"));
+  execBuilder.setInsertionPointToStart(&entry.getBody().emplaceBlock());
   // Boundary arguments.
   for (unsigned i = 0; i < graph.getNumArguments(); ++i) {
     StringRef argName = graph.getArgName(i);
@@ -576,21 +578,22 @@ LogicalResult ModuleEmitter::emitPhase(GraphOp graph, bool isBackward,
         packedValues.insert(arg);
       // Copy before inserting: operator[] may grow the map and move the
       // found entry.
+      const ArenaBuffer *buffer = plan.lookup(saved);
+      if (!buffer)
+        buffer = plan.lookup(arg);
       if (auto it = pointers.find(saved); it != pointers.end()) {
-        std::string pointer = it->second;
+        Value pointer = it->second;
         pointers[arg] = pointer;
-      } else if (const ArenaBuffer *buffer = plan.lookup(saved))
-        pointers[arg] =
-            "(ctx->arena + " + std::to_string(buffer->offset) + "ULL)";
-      else if (const ArenaBuffer *buffer = plan.lookup(arg))
-        pointers[arg] =
-            "(ctx->arena + " + std::to_string(buffer->offset) + "ULL)";
+      } else if (buffer)
+        pointers[arg] = exec::ArenaOp::create(
+            execBuilder, execModule->getLoc(),
+            exec::PtrType::get(module.getContext()), buffer->offset);
       else
         return graph.emitOpError()
                << "saved tensor '" << argName << "' has no arena buffer";
       continue;
     }
-    pointers[arg] = "args->" + identifier(argName);
+    pointers[arg] = argPointer(argName);
   }
   // Results written straight into their fields where possible.
   SmallVector<std::pair<std::string, Value>> copies;
@@ -604,7 +607,7 @@ LogicalResult ModuleEmitter::emitPhase(GraphOp graph, bool isBackward,
     root = resolveView(root);
     std::string field = "args->" + identifier(resultName);
     if (llvm::isa<OpResult>(root) && !pointers.count(root))
-      pointers[root] = field;
+      pointers[root] = argPointer(resultName);
     else
       copies.emplace_back(field, root);
   }
@@ -612,7 +615,7 @@ LogicalResult ModuleEmitter::emitPhase(GraphOp graph, bool isBackward,
 
   for (Operation &op : body.without_terminator()) {
     if (auto rename = llvm::dyn_cast<RenameOp>(op)) {
-      FailureOr<std::string> pointer = pointerOf(rename.getInput(), &op);
+      FailureOr<Value> pointer = addressOf(rename.getInput(), &op);
       if (failed(pointer))
         return failure();
       pointers[rename.getResult()] = *pointer;
@@ -748,7 +751,7 @@ std::string ModuleEmitter::source(StringRef phases) const {
   if (isCuda())
     os << "  cublasHandle_t blas;\n  cublasLtHandle_t lt;\n"
           "  void *workspace;\n  size_t workspace_bytes;\n"
-       << contextFields;
+       << printer.contextText();
   size_t slots = std::max<size_t>(
       {profiledKernels[0].size(), profiledKernels[1].size(), size_t(1)});
   if (isCuda())
@@ -769,7 +772,7 @@ std::string ModuleEmitter::source(StringRef phases) const {
   os << "extern \"C\" void sluice_" << name << "_destroy(" << ctxType
      << " *ctx) {\n  if (!ctx)\n    return;\n";
   if (isCuda())
-    os << destroyText
+    os << printer.destroyText()
        << "  for (int p = 0; p < 2; ++p)\n    for (int i = 0; i < " << 2 * slots
        << "; ++i)\n      if (ctx->events[p][i]) "
           "cudaEventDestroy(ctx->events[p][i]);\n"
@@ -807,7 +810,7 @@ std::string ModuleEmitter::source(StringRef phases) const {
           "\"cublasCreate\");\n"
           "  SLUICE_CHECK_CUBLAS(cublasLtCreate(&ctx->lt), "
           "\"cublasLtCreate\");\n"
-       << createText
+       << printer.createText()
        << "  for (int p = 0; p < 2; ++p)\n    for (int i = 0; i < " << 2 * slots
        << "; ++i) {\n      e = cudaEventCreate(&ctx->events[p][i]);\n"
           "      if (e != cudaSuccess)\n        return sluice_fail(ctx, "

@@ -1,0 +1,82 @@
+//===- ExecDialect.td - the emission-level dialect ---------*- tablegen -*-===//
+//
+// `sluice_exec` sits between the fused `sluice` graph and printed source:
+// every decision code generation makes (where a tensor lives, how a
+// contraction calls the BLAS, what the library folds) is a typed op or
+// attribute here, so the printers in lib/Target only print.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SLUICE_EXEC_DIALECT_TD
+#define SLUICE_EXEC_DIALECT_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def Exec_Dialect : Dialect {
+  let name = "sluice_exec";
+  let cppNamespace = "::mlir::sluice::exec";
+  let summary = "Emission-level IR: buffers, BLAS calls and launches as typed ops";
+  let description = [{
+    What a compiled Sluice module does, with every decision made: pointers
+    into the caller's tensors and the arena (at the memory plan's offsets),
+    GEMM calls with their BLAS parameters and the epilogue the library
+    folds. `lib/Target/Cuda` and `lib/Target/Cpp` print it;
+    docs/Codegen.md ("Emission IR") describes the ops.
+  }];
+  let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
+}
+
+class Exec_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Exec_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+def Exec_PtrType : TypeDef<Exec_Dialect, "Ptr"> {
+  let mnemonic = "ptr";
+  let summary = "the address of a tensor's bytes (device memory on CUDA)";
+}
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Exec_BlasOp : I32EnumAttr<"BlasOp", "whether the BLAS reads an operand transposed", [
+    I32EnumAttrCase<"n", 0>,
+    I32EnumAttrCase<"t", 1>]> {
+  let cppNamespace = "::mlir::sluice::exec";
+  let genSpecializedAttr = 0;
+}
+def Exec_BlasOpAttr : EnumAttr<Exec_Dialect, Exec_BlasOp, "blas_op"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Exec_BlasEpilogue : I32EnumAttr<"BlasEpilogue",
+    "what the BLAS library applies to C = alpha op(A) op(B) before storing it", [
+    I32EnumAttrCase<"none", 0>,
+    I32EnumAttrCase<"relu", 1>,
+    I32EnumAttrCase<"gelu", 2>,
+    I32EnumAttrCase<"bias", 3>,
+    I32EnumAttrCase<"bias_relu", 4>,
+    I32EnumAttrCase<"bias_gelu", 5>]> {
+  let cppNamespace = "::mlir::sluice::exec";
+  let genSpecializedAttr = 0;
+}
+def Exec_BlasEpilogueAttr : EnumAttr<Exec_Dialect, Exec_BlasEpilogue, "epilogue"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Exec_ComputeType : I32EnumAttr<"ComputeType", "the precision a GEMM accumulates in", [
+    I32EnumAttrCase<"f32", 0>]> {
+  let cppNamespace = "::mlir::sluice::exec";
+  let genSpecializedAttr = 0;
+}
+def Exec_ComputeTypeAttr : EnumAttr<Exec_Dialect, Exec_ComputeType, "compute"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+#endif // SLUICE_EXEC_DIALECT_TD

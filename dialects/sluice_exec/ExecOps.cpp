@@ -1,0 +1,85 @@
+//===- ExecOps.cpp - sluice_exec verifiers --------------------------------===//
+//
+// The verifiers hold what the printers rely on, so that a printer never
+// meets a call it cannot print: C identifiers, positive BLAS sizes within
+// the 32-bit interface, leading dimensions that cover their matrices, an
+// element type the C ABI carries, and a bias exactly for the bias
+// epilogues.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/sluice_exec/ExecOps.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <climits>
+
+using namespace mlir;
+using namespace mlir::sluice::exec;
+
+#define GET_OP_CLASSES
+#include "dialects/sluice_exec/ExecOps.cpp.inc"
+
+/// True if `text` is a C identifier.
+static bool isIdentifier(StringRef text) {
+  return !text.empty() && !llvm::isDigit(text.front()) &&
+         llvm::all_of(text, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
+LogicalResult ArgOp::verify() {
+  if (!isIdentifier(getField()))
+    return emitOpError() << "field '" << getField()
+                         << "' is not a C identifier";
+  return success();
+}
+
+bool GemmOp::hasBiasEpilogue() {
+  BlasEpilogue epilogue = getEpilogue();
+  return epilogue == BlasEpilogue::bias || epilogue == BlasEpilogue::bias_relu ||
+         epilogue == BlasEpilogue::bias_gelu;
+}
+
+LogicalResult GemmOp::verify() {
+  // The label goes into C string literals and printf formats.
+  if (getLabel().find_first_of("\"\\%\n") != StringRef::npos)
+    return emitOpError() << "label holds a quote, backslash, '%' or newline";
+  auto sized = [&](StringRef what, int64_t value,
+                   int64_t least) -> LogicalResult {
+    if (value < least || value > INT_MAX)
+      return emitOpError() << what << " = " << value << " is outside ["
+                           << least << ", " << INT_MAX
+                           << "] (the 32-bit BLAS interface)";
+    return success();
+  };
+  bool ta = getTransA() == BlasOp::t, tb = getTransB() == BlasOp::t;
+  // The rows of each stored (column-major) matrix bound its leading
+  // dimension from below.
+  if (failed(sized("m", getM(), 1)) || failed(sized("n", getN(), 1)) ||
+      failed(sized("k", getK(), 1)) ||
+      failed(sized("batch_count", getBatchCount(), 1)) ||
+      failed(sized("lda", getLda(), ta ? getK() : getM())) ||
+      failed(sized("ldb", getLdb(), tb ? getN() : getK())) ||
+      failed(sized("ldc", getLdc(), getM())))
+    return failure();
+  for (auto [what, stride] : {std::pair<StringRef, int64_t>{"stride_a",
+                                                            getStrideA()},
+                              {"stride_b", getStrideB()},
+                              {"stride_c", getStrideC()}})
+    if (stride < 0)
+      return emitOpError() << what << " = " << stride << " is negative";
+  for (auto [what, type] :
+       {std::pair<StringRef, Type>{"a_type", getAType()},
+        {"b_type", getBType()},
+        {"c_type", getCType()}})
+    if (!type.isF32() && !type.isF16() && !type.isBF16())
+      return emitOpError() << what << " is " << type
+                           << "; the BLAS calls take f32, f16 or bf16";
+  if (hasBiasEpilogue() != static_cast<bool>(getBias()))
+    return emitOpError() << "epilogue '" << stringifyBlasEpilogue(getEpilogue())
+                         << "' " << (getBias() ? "takes no" : "needs a")
+                         << " bias operand";
+  if ((getEpilogue() != BlasEpilogue::none) != getDescriptor().has_value())
+    return emitOpError()
+           << "needs a cuBLASLt descriptor exactly when it has an epilogue";
+  return success();
+}

@@ -1,0 +1,19 @@
+//===- ExecOps.h - sluice_exec operations -----------------------*- C++ -*-===//
+
+#ifndef SLUICE_EXEC_EXECOPS_H
+#define SLUICE_EXEC_EXECOPS_H
+
+#include "dialects/sluice_exec/ExecDialect.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "dialects/sluice_exec/ExecOps.h.inc"
+
+#endif // SLUICE_EXEC_EXECOPS_H

@@ -1,0 +1,69 @@
+//===- TranslateToCpp.cpp - sluice_exec printed as portable C++ -----------===//
+//
+// One print function per sluice_exec op, chosen by a TypeSwitch. A GEMM
+// prints as a call of sluice_cpu_gemm (include/sluice/Runtime); the CPU has
+// no library epilogue, so the lowering never asks for one here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sluice/Target/Translate.h"
+
+#include "dialects/sluice_exec/ExecOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::sluice;
+using namespace mlir::sluice::target;
+
+namespace {
+StringRef cppBool(exec::BlasOp op) {
+  return op == exec::BlasOp::t ? "true" : "false";
+}
+
+LogicalResult printOperation(HostEmitter &emitter, exec::GemmOp op) {
+  if (op.getEpilogue() != exec::BlasEpilogue::none)
+    return op.emitOpError()
+           << "has epilogue '" << stringifyBlasEpilogue(op.getEpilogue())
+           << "'; the C++ backend's GEMM folds none (lower it as a kernel)";
+  FailureOr<std::string> a = HostEmitter::pointer(op.getA());
+  FailureOr<std::string> b = HostEmitter::pointer(op.getB());
+  FailureOr<std::string> c = HostEmitter::pointer(op.getC());
+  if (failed(a) || failed(b) || failed(c))
+    return failure();
+  raw_indented_ostream &os = emitter.body();
+  os << "// " << op.getLabel() << ": C[" << op.getM() << " x " << op.getN()
+     << "] = " << op.getAlpha().convertToDouble() << " * op(A)[" << op.getM()
+     << " x " << op.getK() << "] op(B), batch " << op.getBatchCount()
+     << "\n{\n";
+  os.indent() << "const float alpha = "
+              << hexFloat(op.getAlpha().convertToDouble()) << ";\n";
+  os << "if (sluice_cpu_gemm(" << cppBool(op.getTransA()) << ", "
+     << cppBool(op.getTransB()) << ", " << op.getM() << "LL, " << op.getN()
+     << "LL, " << op.getK() << "LL, alpha, (const "
+     << storageType(op.getAType()) << " *)(" << *a << "), " << op.getLda()
+     << "LL, " << op.getStrideA() << "LL, (const "
+     << storageType(op.getBType()) << " *)(" << *b << "), " << op.getLdb()
+     << "LL, " << op.getStrideB() << "LL, (" << storageType(op.getCType())
+     << " *)(" << *c << "), " << op.getLdc() << "LL, " << op.getStrideC()
+     << "LL, " << op.getBatchCount() << "LL))\n";
+  os.indent() << "return sluice_fail(ctx, SLUICE_ERROR_ALLOC, \"%s: no "
+                 "scratch memory for the GEMM of "
+              << op.getLabel() << "\", phase);\n";
+  os.unindent();
+  os.unindent() << "}\n";
+  return success();
+}
+} // namespace
+
+LogicalResult mlir::sluice::target::printCppOperation(HostEmitter &emitter,
+                                                      Operation *op) {
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](exec::GemmOp gemm) { return printOperation(emitter, gemm); })
+      // Pointers are expressions, printed where they are used.
+      .Case<exec::ArgOp, exec::ArenaOp, exec::ScratchOp>(
+          [](Operation *) { return success(); })
+      .Default([](Operation *other) {
+        return other->emitOpError() << "cannot be printed as C++";
+      });
+}

@@ -1,0 +1,177 @@
+//===- TranslateToCuda.cpp - sluice_exec printed as CUDA host code --------===//
+//
+// One print function per sluice_exec op, chosen by a TypeSwitch (the shape
+// of upstream TranslateToCpp.cpp). A GEMM prints as
+// cublasGemmStridedBatchedEx, or, with an epilogue, as a cuBLASLt matmul
+// whose descriptors the context holds (created once in create).
+//
+//===----------------------------------------------------------------------===//
+
+#include "sluice/Target/Translate.h"
+
+#include "dialects/sluice_exec/ExecOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::sluice;
+using namespace mlir::sluice::target;
+
+namespace {
+StringRef cudaDataType(Type element) {
+  return element.isF16()    ? "CUDA_R_16F"
+         : element.isBF16() ? "CUDA_R_16BF"
+                            : "CUDA_R_32F";
+}
+StringRef cublasOp(exec::BlasOp op) {
+  return op == exec::BlasOp::t ? "CUBLAS_OP_T" : "CUBLAS_OP_N";
+}
+StringRef cublasCompute(exec::ComputeType) { return "CUBLAS_COMPUTE_32F"; }
+StringRef cublasScale(exec::ComputeType) { return "CUDA_R_32F"; }
+StringRef ltEpilogue(exec::BlasEpilogue epilogue) {
+  switch (epilogue) {
+  case exec::BlasEpilogue::relu:
+    return "CUBLASLT_EPILOGUE_RELU";
+  case exec::BlasEpilogue::gelu:
+    return "CUBLASLT_EPILOGUE_GELU";
+  case exec::BlasEpilogue::bias:
+    return "CUBLASLT_EPILOGUE_BIAS";
+  case exec::BlasEpilogue::bias_relu:
+    return "CUBLASLT_EPILOGUE_RELU_BIAS";
+  case exec::BlasEpilogue::bias_gelu:
+    return "CUBLASLT_EPILOGUE_GELU_BIAS";
+  case exec::BlasEpilogue::none:
+    break;
+  }
+  return "CUBLASLT_EPILOGUE_DEFAULT";
+}
+
+/// One cuBLASLt matrix layout of `op`'s descriptor set `slot`.
+void printLtLayout(raw_indented_ostream &os, exec::GemmOp op, StringRef var,
+                   Type element, int64_t rows, int64_t cols, int64_t ld,
+                   int64_t stride) {
+  os << "SLUICE_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&ctx->" << var << ", "
+     << cudaDataType(element) << ", " << rows << ", " << cols << ", " << ld
+     << "), \"cublasLtMatrixLayoutCreate for " << op.getLabel() << "\");\n";
+  if (op.getBatchCount() <= 1)
+    return;
+  os << "{\n";
+  os.indent() << "int32_t batch = " << op.getBatchCount() << ";\n"
+              << "int64_t stride = " << stride << ";\n"
+              << "SLUICE_CHECK_CUBLAS(cublasLtMatrixLayoutSetAttribute(ctx->"
+              << var
+              << ", CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, "
+                 "sizeof(batch)), \"batch count\");\n"
+              << "SLUICE_CHECK_CUBLAS(cublasLtMatrixLayoutSetAttribute(ctx->"
+              << var
+              << ", CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, "
+                 "sizeof(stride)), \"batch stride\");\n";
+  os.unindent() << "}\n";
+}
+
+/// The context fields, create and destroy code of a cuBLASLt GEMM's
+/// descriptors.
+void printLtDescriptors(HostEmitter &emitter, exec::GemmOp op) {
+  std::string s = std::to_string(*op.getDescriptor());
+  emitter.context() << "cublasLtMatmulDesc_t lt_desc_" << s << ";\n"
+                    << "cublasLtMatrixLayout_t lt_a_" << s << ", lt_b_" << s
+                    << ", lt_c_" << s << ";\n";
+  raw_indented_ostream &os = emitter.create();
+  os << "SLUICE_CHECK_CUBLAS(cublasLtMatmulDescCreate(&ctx->lt_desc_" << s
+     << ", " << cublasCompute(op.getCompute()) << ", "
+     << cublasScale(op.getCompute()) << "), \"cublasLtMatmulDescCreate for "
+     << op.getLabel() << "\");\n{\n";
+  os.indent() << "cublasOperation_t ta = " << cublasOp(op.getTransA())
+              << ", tb = " << cublasOp(op.getTransB()) << ";\n"
+              << "cublasLtEpilogue_t epilogue = "
+              << ltEpilogue(op.getEpilogue()) << ";\n";
+  for (auto [attr, var, what] :
+       {std::tuple<StringRef, StringRef, StringRef>{"TRANSA", "ta", "transa"},
+        {"TRANSB", "tb", "transb"},
+        {"EPILOGUE", "epilogue", "epilogue"}})
+    os << "SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_desc_"
+       << s << ", CUBLASLT_MATMUL_DESC_" << attr << ", &" << var
+       << ", sizeof(" << var << ")), \"" << what << "\");\n";
+  os.unindent() << "}\n";
+  bool ta = op.getTransA() == exec::BlasOp::t;
+  bool tb = op.getTransB() == exec::BlasOp::t;
+  int64_t m = op.getM(), n = op.getN(), k = op.getK();
+  printLtLayout(os, op, "lt_a_" + s, op.getAType(), ta ? k : m, ta ? m : k,
+                op.getLda(), op.getStrideA());
+  printLtLayout(os, op, "lt_b_" + s, op.getBType(), tb ? n : k, tb ? k : n,
+                op.getLdb(), op.getStrideB());
+  printLtLayout(os, op, "lt_c_" + s, op.getCType(), m, n, op.getLdc(),
+                op.getStrideC());
+  raw_indented_ostream &ds = emitter.destroy();
+  for (StringRef matrix : {"a", "b", "c"})
+    ds << "if (ctx->lt_" << matrix << "_" << s
+       << ") cublasLtMatrixLayoutDestroy(ctx->lt_" << matrix << "_" << s
+       << ");\n";
+  ds << "if (ctx->lt_desc_" << s << ") cublasLtMatmulDescDestroy(ctx->lt_desc_"
+     << s << ");\n";
+}
+
+LogicalResult printOperation(HostEmitter &emitter, exec::GemmOp op) {
+  FailureOr<std::string> a = HostEmitter::pointer(op.getA());
+  FailureOr<std::string> b = HostEmitter::pointer(op.getB());
+  FailureOr<std::string> c = HostEmitter::pointer(op.getC());
+  if (failed(a) || failed(b) || failed(c))
+    return failure();
+  raw_indented_ostream &os = emitter.body();
+  os << "// " << op.getLabel() << ": C[" << op.getM() << " x " << op.getN()
+     << "] = " << op.getAlpha().convertToDouble() << " * op(A)[" << op.getM()
+     << " x " << op.getK() << "] op(B), batch " << op.getBatchCount()
+     << "\n{\n";
+  os.indent() << "const float alpha = " << hexFloat(
+                                               op.getAlpha().convertToDouble())
+              << ";\n"
+              << "const float beta = 0.0f;\n";
+  if (op.getEpilogue() != exec::BlasEpilogue::none) {
+    printLtDescriptors(emitter, op);
+    std::string s = std::to_string(*op.getDescriptor());
+    if (Value bias = op.getBias()) {
+      FailureOr<std::string> pointer = HostEmitter::pointer(bias);
+      if (failed(pointer))
+        return failure();
+      os << "const void *bias = " << *pointer << ";\n"
+         << "SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_desc_"
+         << s << ", CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)), "
+         << "\"bias pointer of " << op.getLabel() << "\");\n";
+    }
+    os << "SLUICE_CHECK_CUBLAS(cublasLtMatmul(ctx->lt, ctx->lt_desc_" << s
+       << ", &alpha, " << *a << ", ctx->lt_a_" << s << ", " << *b
+       << ", ctx->lt_b_" << s << ", &beta, " << *c << ", ctx->lt_c_" << s
+       << ", " << *c << ", ctx->lt_c_" << s
+       << ", NULL, ctx->workspace, ctx->workspace_bytes, stream), "
+       << "\"cublasLtMatmul of " << op.getLabel() << "\");\n";
+  } else {
+    os << "SLUICE_CHECK_CUBLAS(cublasSetStream(ctx->blas, stream), "
+          "\"cublasSetStream\");\n"
+       << "SLUICE_CHECK_CUBLAS(cublasGemmStridedBatchedEx(ctx->blas, "
+       << cublasOp(op.getTransA()) << ", " << cublasOp(op.getTransB()) << ", "
+       << op.getM() << ", " << op.getN() << ", " << op.getK() << ", &alpha, "
+       << *a << ", " << cudaDataType(op.getAType()) << ", " << op.getLda()
+       << ", " << op.getStrideA() << "LL, " << *b << ", "
+       << cudaDataType(op.getBType()) << ", " << op.getLdb() << ", "
+       << op.getStrideB() << "LL, &beta, " << *c << ", "
+       << cudaDataType(op.getCType()) << ", " << op.getLdc() << ", "
+       << op.getStrideC() << "LL, " << op.getBatchCount() << ", "
+       << cublasCompute(op.getCompute()) << ", CUBLAS_GEMM_DEFAULT), "
+       << "\"cublasGemmStridedBatchedEx of " << op.getLabel() << "\");\n";
+  }
+  os.unindent() << "}\n";
+  return success();
+}
+} // namespace
+
+LogicalResult mlir::sluice::target::printCudaOperation(HostEmitter &emitter,
+                                                       Operation *op) {
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](exec::GemmOp gemm) { return printOperation(emitter, gemm); })
+      // Pointers are expressions, printed where they are used.
+      .Case<exec::ArgOp, exec::ArenaOp, exec::ScratchOp>(
+          [](Operation *) { return success(); })
+      .Default([](Operation *other) {
+        return other->emitOpError() << "cannot be printed as CUDA";
+      });
+}

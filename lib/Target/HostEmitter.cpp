@@ -1,0 +1,80 @@
+//===- HostEmitter.cpp - state shared by the sluice_exec printers ---------===//
+
+#include "sluice/Target/HostEmitter.h"
+#include "sluice/Target/Translate.h"
+
+#include "dialects/sluice_exec/ExecOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cstdio>
+
+using namespace mlir;
+using namespace mlir::sluice;
+using namespace mlir::sluice::target;
+
+std::string Section::take() {
+  std::string out = std::move(text);
+  text.clear();
+  return out;
+}
+
+FailureOr<std::string> HostEmitter::pointer(Value ptr) {
+  Operation *def = ptr.getDefiningOp();
+  std::optional<std::string> text =
+      llvm::TypeSwitch<Operation *, std::optional<std::string>>(def)
+          .Case([](exec::ArgOp op) { return "args->" + op.getField().str(); })
+          .Case([](exec::ArenaOp op) {
+            return "(ctx->arena + " + std::to_string(op.getOffset()) + "ULL)";
+          })
+          .Case([](exec::ScratchOp) { return std::string("ctx->scratch"); })
+          .Default([](Operation *) { return std::nullopt; });
+  if (text)
+    return *text;
+  if (def)
+    return def->emitOpError() << "is not a sluice_exec pointer the printers "
+                                 "can address (arg, arena or scratch)";
+  return failure();
+}
+
+std::string mlir::sluice::target::storageType(Type elementType) {
+  if (elementType.isF32())
+    return "float";
+  if (elementType.isF16())
+    return "sluice_f16";
+  if (elementType.isBF16())
+    return "sluice_bf16";
+  return "";
+}
+
+std::string mlir::sluice::target::hexFloat(double value) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%af", static_cast<float>(value));
+  return text;
+}
+
+LogicalResult mlir::sluice::target::translateEntries(
+    Operation *root, raw_ostream &os,
+    function_ref<LogicalResult(HostEmitter &, Operation *)> print) {
+  HostEmitter emitter;
+  std::string entries;
+  llvm::raw_string_ostream es(entries);
+  WalkResult walk = root->walk([&](exec::EntryOp entry) {
+    for (Operation &op : entry.getBody().front())
+      if (failed(print(emitter, &op)))
+        return WalkResult::interrupt();
+    es << "/* entry " << entry.getSymName() << " */\n" << emitter.takeBody();
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  auto section = [&](StringRef name, const std::string &text) {
+    if (!text.empty())
+      os << "/* " << name << " */\n" << text;
+  };
+  section("context fields", emitter.contextText());
+  section("create", emitter.createText());
+  section("destroy", emitter.destroyText());
+  os << entries;
+  return success();
+}

@@ -1,0 +1,64 @@
+// What the sluice_exec verifiers and printers reject, so that a printer
+// never prints a call the library would refuse.
+// RUN: sluice-translate --sluice-to-cuda --split-input-file --verify-diagnostics %s
+
+sluice_exec.entry @e {
+  // expected-error @+1 {{field 'x-1' is not a C identifier}}
+  %x = sluice_exec.arg "x-1"
+}
+
+// -----
+
+sluice_exec.entry @e {
+  %x = sluice_exec.arg "x"
+  // expected-error @+1 {{lda = 39 is outside [40, 2147483647] (the 32-bit BLAS interface)}}
+  sluice_exec.gemm %x * %x -> %x {label = "k", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 40, n = 16, k = 6, lda = 39, ldb = 6, ldc = 40, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<none>}
+}
+
+// -----
+
+sluice_exec.entry @e {
+  %x = sluice_exec.arg "x"
+  // expected-error @+1 {{m = 4294967296 is outside [1, 2147483647] (the 32-bit BLAS interface)}}
+  sluice_exec.gemm %x * %x -> %x {label = "k", trans_a = #sluice_exec.blas_op<t>, trans_b = #sluice_exec.blas_op<n>, m = 4294967296, n = 16, k = 6, lda = 6, ldb = 6, ldc = 4294967296, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<none>}
+}
+
+// -----
+
+sluice_exec.entry @e {
+  %x = sluice_exec.arg "x"
+  // expected-error @+1 {{a_type is 'f64'; the BLAS calls take f32, f16 or bf16}}
+  sluice_exec.gemm %x * %x -> %x {label = "k", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 4, n = 4, k = 4, lda = 4, ldb = 4, ldc = 4, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f64, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<none>}
+}
+
+// -----
+
+sluice_exec.entry @e {
+  %x = sluice_exec.arg "x"
+  // expected-error @+1 {{epilogue 'bias_relu' needs a bias operand}}
+  sluice_exec.gemm %x * %x -> %x {label = "k", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 4, n = 4, k = 4, lda = 4, ldb = 4, ldc = 4, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<bias_relu>, descriptor = 0}
+}
+
+// -----
+
+sluice_exec.entry @e {
+  %x = sluice_exec.arg "x"
+  // expected-error @+1 {{epilogue 'relu' takes no bias operand}}
+  sluice_exec.gemm %x * %x -> %x bias %x {label = "k", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 4, n = 4, k = 4, lda = 4, ldb = 4, ldc = 4, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<relu>, descriptor = 0}
+}
+
+// -----
+
+sluice_exec.entry @e {
+  %x = sluice_exec.arg "x"
+  // expected-error @+1 {{needs a cuBLASLt descriptor exactly when it has an epilogue}}
+  sluice_exec.gemm %x * %x -> %x {label = "k", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 4, n = 4, k = 4, lda = 4, ldb = 4, ldc = 4, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<gelu>}
+}
+
+// -----
+
+sluice_exec.entry @e {
+  %x = sluice_exec.arg "x"
+  // expected-error @+1 {{label holds a quote, backslash, '%' or newline}}
+  sluice_exec.gemm %x * %x -> %x {label = "k \"1\"", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 4, n = 4, k = 4, lda = 4, ldb = 4, ldc = 4, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<none>}
+}
