@@ -184,6 +184,11 @@ std::string mlir::sluice::renderMarkdownReport(const ModuleCounts &counts,
        << " (docs/Targets.md)";
   os << "\n\nEvery number comes from the data-movement analysis; the counting "
         "rules are in docs/Accounting.md.\n\n";
+  if (context.pictures)
+    os << "## Pictures\n\n[The fused graph](graph.svg) (kernels, the tensors "
+          "between them and the saved tensors) and [the roofline]"
+          "(roofline.svg) (every kernel by arithmetic intensity).\n\n"
+          "![kernel graph](graph.svg)\n\n![roofline](roofline.svg)\n\n";
   os << "## Operators\n\n";
   os << "| op | kind | class | phase | flop | bytes read | bytes written |\n";
   os << "|---|---|---|---|---:|---:|---:|\n";

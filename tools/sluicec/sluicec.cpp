@@ -17,6 +17,7 @@
 #include "sluice/Codegen/Emit.h"
 #include "sluice/Pipeline/CompileModule.h"
 #include "sluice/Pipeline/OutputFiles.h"
+#include "sluice/Pipeline/Pictures.h"
 #include "sluice/Pipeline/Pipeline.h"
 #include "sluice/Report/Report.h"
 
@@ -104,6 +105,12 @@ static cl::opt<std::string> targetOption(
              "spec's \"target\": sm_80 -> a100, sm_90 -> h100; "
              "docs/Targets.md)"),
     cl::value_desc("name|file"), cl::sub(cl::SubCommand::getTopLevel()));
+static cl::opt<bool>
+    drawGraph("graph",
+              cl::desc("Also write graph.dot, graph.svg (the kernel graph, "
+                       "Graphviz dot) and roofline.svg into the output "
+                       "directory; report.md links them"),
+              cl::sub(cl::SubCommand::getTopLevel()));
 static cl::opt<bool> quiet("quiet", cl::desc("Do not print the summary table"),
                            cl::sub(cl::SubCommand::getTopLevel()));
 
@@ -146,6 +153,11 @@ static LogicalResult compileToDirectory() {
   if ((noCuda || noCpu || cudaArch.getNumOccurrences()) && !compileModules) {
     llvm::errs() << "sluicec: error: --no-cuda, --no-cpu and --cuda-arch "
                     "only apply with --compile\n";
+    return failure();
+  }
+  if (drawGraph && emitAction != EmitAction::Report) {
+    llvm::errs() << "sluicec: error: --graph writes into the output "
+                    "directory; it does not combine with --emit\n";
     return failure();
   }
   if (compileModules && emitAction != EmitAction::Report) {
@@ -222,6 +234,7 @@ static LogicalResult compileToDirectory() {
   }
   if (*target)
     reportContext.target = &**target;
+  reportContext.pictures = drawGraph;
 
   std::string graphText;
   llvm::raw_string_ostream graphStream(graphText);
@@ -231,6 +244,22 @@ static LogicalResult compileToDirectory() {
       {"report.json", renderJsonReport(compilation->counts, reportContext)},
       {"report.md", renderMarkdownReport(compilation->counts, reportContext)},
   };
+  if (drawGraph) {
+    PictureOptions pictureOptions;
+    pictureOptions.title = reportContext.name;
+    pictureOptions.target = reportContext.target;
+    if (compilation->spec)
+      pictureOptions.dtype = stringifyDType(compilation->spec->dtype).str();
+    llvm::Expected<std::vector<OutputFile>> pictures = renderPictures(
+        *compilation->module, compilation->counts, pictureOptions);
+    if (!pictures) {
+      llvm::errs() << "sluicec: error: "
+                   << llvm::toString(pictures.takeError()) << "\n";
+      return failure();
+    }
+    for (OutputFile &file : *pictures)
+      files.push_back(std::move(file));
+  }
   if (compileModules) {
     CompileOptions compileOptions;
     compileOptions.cuda = !noCuda;

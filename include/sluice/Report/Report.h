@@ -33,6 +33,9 @@ struct ReportContext {
   /// The GPU the cost model predicts for (docs/Targets.md), when one was
   /// selected.
   const GpuTarget *target = nullptr;
+  /// True when graph.svg and roofline.svg are written beside the report
+  /// (`sluicec --graph`): report.md links and embeds them.
+  bool pictures = false;
 };
 
 /// report.json: {name, input, spec?, ops: [...], totals: {...}}.
