@@ -38,3 +38,14 @@ try:
         config.available_features.add("gpu")
 except (OSError, subprocess.SubprocessError):
     pass
+
+# test/Plugin runs from test/Install/install-test.sh, with the installed tools
+# and the example plugin built against them; elsewhere it is UNSUPPORTED.
+_plugin = lit_config.params.get("sluice_plugin")
+if _plugin:
+    config.available_features.add("plugin")
+    config.substitutions.append(("%sluice_plugin", _plugin))
+    config.substitutions.append(
+        ("%installed_sluice_opt", lit_config.params["installed_sluice_opt"]))
+    config.substitutions.append(
+        ("%installed_sluicec", lit_config.params["installed_sluicec"]))
