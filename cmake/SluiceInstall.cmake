@@ -4,22 +4,33 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-# Library target -> its exported name (Sluice::Dialect, Sluice::Transforms …).
-set(SLUICE_EXPORTED_LIBRARIES
-  SluiceDialect=Dialect SluiceTransforms=Transforms SluiceAnalysis=Analysis
-  SluiceSpec=Spec SluiceInterpreter=Interpreter SluiceMemoryPlan=MemoryPlan
-  SluiceSchedule=Schedule SluiceGemmMapping=GemmMapping SluiceEmit=Emit
-  SluiceToolchain=Toolchain SluiceReport=Report SluicePipeline=Pipeline
-  SluiceSupport=Support)
-set(_sluice_targets)
-foreach(entry ${SLUICE_EXPORTED_LIBRARIES})
-  string(REPLACE "=" ";" pair ${entry})
-  list(GET pair 0 target)
-  list(GET pair 1 exportName)
+# Every static library named Sluice<Area> is exported as Sluice::<Area>
+# (Sluice::Dialect, Sluice::Transforms, …), found by walking the build's
+# directories, so a new library is exported without touching this file.
+function(sluice_collect_libraries dir out)
+  get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
+  set(found)
+  foreach(target ${targets})
+    get_target_property(type ${target} TYPE)
+    if(type STREQUAL "STATIC_LIBRARY" AND target MATCHES "^Sluice")
+      list(APPEND found ${target})
+    endif()
+  endforeach()
+  get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
+  foreach(subdir ${subdirs})
+    sluice_collect_libraries(${subdir} sub)
+    list(APPEND found ${sub})
+  endforeach()
+  set(${out} ${found} PARENT_SCOPE)
+endfunction()
+sluice_collect_libraries(${PROJECT_SOURCE_DIR}/dialects _sluice_dialect_libs)
+sluice_collect_libraries(${PROJECT_SOURCE_DIR}/lib _sluice_lib_libs)
+set(_sluice_targets ${_sluice_dialect_libs} ${_sluice_lib_libs})
+foreach(target ${_sluice_targets})
+  string(REGEX REPLACE "^Sluice" "" exportName ${target})
   set_target_properties(${target} PROPERTIES EXPORT_NAME ${exportName})
   target_include_directories(${target} INTERFACE
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-  list(APPEND _sluice_targets ${target})
 endforeach()
 
 # Pass plugins resolve Sluice's symbols from the sluice-opt that loads them
@@ -32,11 +43,17 @@ target_include_directories(SluicePluginAPI INTERFACE
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 target_link_libraries(SluicePluginAPI INTERFACE MLIR)
 
-# The installed tools keep finding libMLIR.so (outside the system paths).
-set_target_properties(sluicec sluice-opt PROPERTIES
+# The tools; they keep finding libMLIR.so (outside the system paths).
+set(_sluice_tools)
+foreach(tool sluicec sluice-opt sluice-translate)
+  if(TARGET ${tool})
+    list(APPEND _sluice_tools ${tool})
+  endif()
+endforeach()
+set_target_properties(${_sluice_tools} PROPERTIES
   INSTALL_RPATH_USE_LINK_PATH ON)
 
-install(TARGETS ${_sluice_targets} SluicePluginAPI sluicec sluice-opt
+install(TARGETS ${_sluice_targets} SluicePluginAPI ${_sluice_tools}
   EXPORT SluiceTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -48,10 +65,10 @@ install(EXPORT SluiceTargets NAMESPACE Sluice::
 # "dialects/sluice/…" (with the generated .inc files beside the .td ones).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/sluice
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/dialects/sluice
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/dialects/
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dialects
   FILES_MATCHING PATTERN "*.h" PATTERN "*.td")
-install(DIRECTORY ${PROJECT_BINARY_DIR}/dialects/sluice
+install(DIRECTORY ${PROJECT_BINARY_DIR}/dialects/
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dialects
   FILES_MATCHING PATTERN "*.inc"
   PATTERN "CMakeFiles" EXCLUDE)
