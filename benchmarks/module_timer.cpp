@@ -1,6 +1,6 @@
 //===- module_timer.cpp - time an emitted module's phases -----------------===//
 //
-// module_timer LIB [--iterations N] [--warmup W] [--seed S]
+// module_timer LIB [--iterations N] [--warmup W] [--seed S] [--copy-bytes B]
 //
 // Opens a module compiled by `sluicec --compile` (dlopen, generic entry
 // points only), fills its inputs with small random values, and runs
@@ -10,9 +10,13 @@
 // profiling hook (docs/Compile.md),
 //   int sluice_profile(const void *ctx, int phase, int capacity,
 //                      const char **names, double *milliseconds);
-// the median time of every kernel. Compiled by the host compiler for a CPU
-// module; with -DSLUICE_TIMER_CUDA by nvcc for a CUDA module (tensors in
-// device memory, CUDA events on one stream around each phase).
+// the median time of every kernel; the outputs of the last run that hold a
+// NaN or an infinity ("nonfinite_outputs"); with --copy-bytes B, the median
+// rate of a B-byte copy between two buffers of the same memory, counted as
+// 2 B bytes moved per copy ("copy_gbs", the yardstick for the kernels'
+// bandwidth). Compiled by the host compiler for a CPU module; with
+// -DSLUICE_TIMER_CUDA by nvcc for a CUDA module (tensors in device memory,
+// CUDA events on one stream around each phase and each copy).
 //
 //===----------------------------------------------------------------------===//
 
@@ -125,6 +129,80 @@ double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
+/// An output tensor of the module: name, dtype code, bytes.
+struct Output {
+  std::string name;
+  int dtype;
+  size_t bytes;
+};
+
+/// Whether every value of `dtype` (0 f32, 1 f16, 2 bf16) in `bytes` is
+/// finite: an all-ones exponent is a NaN or an infinity.
+bool allFinite(const std::vector<uint8_t> &bytes, int dtype) {
+  if (dtype == 0) {
+    for (size_t i = 0; i + 4 <= bytes.size(); i += 4) {
+      float value;
+      std::memcpy(&value, &bytes[i], 4);
+      if (!std::isfinite(value))
+        return false;
+    }
+    return true;
+  }
+  uint16_t exponent = dtype == 1 ? 0x7c00 : 0x7f80;
+  for (size_t i = 0; i + 2 <= bytes.size(); i += 2) {
+    uint16_t half;
+    std::memcpy(&half, &bytes[i], 2);
+    if ((half & exponent) == exponent)
+      return false;
+  }
+  return true;
+}
+
+/// The median rate in GB/s of copying `bytes` between two buffers of the
+/// memory the module's tensors live in (device-to-device on the stream for
+/// CUDA), counting the bytes read and written: 2 * bytes per copy.
+double copyRate(uint64_t bytes, int iterations, void *stream) {
+  std::vector<double> times;
+#ifdef SLUICE_TIMER_CUDA
+  cudaStream_t cudaStream = static_cast<cudaStream_t>(stream);
+  void *from = nullptr, *to = nullptr;
+  check(cudaMalloc(&from, bytes), "cudaMalloc (copy source)");
+  check(cudaMalloc(&to, bytes), "cudaMalloc (copy target)");
+  check(cudaMemset(from, 1, bytes), "cudaMemset");
+  cudaEvent_t start, stop;
+  check(cudaEventCreate(&start), "cudaEventCreate");
+  check(cudaEventCreate(&stop), "cudaEventCreate");
+  for (int i = 0; i < iterations + 2; ++i) {
+    check(cudaEventRecord(start, cudaStream), "cudaEventRecord");
+    check(
+        cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, cudaStream),
+        "cudaMemcpyAsync (device to device)");
+    check(cudaEventRecord(stop, cudaStream), "cudaEventRecord");
+    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float ms;
+    check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    if (i >= 2)
+      times.push_back(ms);
+  }
+  check(cudaFree(from), "cudaFree");
+  check(cudaFree(to), "cudaFree");
+#else
+  (void)stream;
+  std::vector<uint8_t> from(bytes, 1), to(bytes, 0);
+  for (int i = 0; i < iterations + 2; ++i) {
+    auto begin = std::chrono::steady_clock::now();
+    std::memcpy(to.data(), from.data(), bytes);
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - begin)
+                    .count();
+    if (i >= 2)
+      times.push_back(ms);
+  }
+#endif
+  double ms = median(times);
+  return ms > 0 ? 2.0 * bytes / (ms * 1e-3) / 1e9 : 0.0;
+}
+
 std::string jsonString(const std::string &text) {
   std::string out = "\"";
   for (char c : text)
@@ -136,10 +214,11 @@ std::string jsonString(const std::string &text) {
 
 int main(int argc, char **argv) {
   if (argc < 2)
-    die("usage: module_timer LIB [--iterations N] [--warmup W] [--seed S]");
+    die("usage: module_timer LIB [--iterations N] [--warmup W] [--seed S] "
+        "[--copy-bytes B]");
   const char *path = argv[1];
   int iterations = 20, warmup = 3;
-  uint64_t seed = 1;
+  uint64_t seed = 1, copyBytes = 0;
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
     if (i + 1 >= argc)
@@ -150,6 +229,8 @@ int main(int argc, char **argv) {
       warmup = std::atoi(argv[++i]);
     else if (arg == "--seed")
       seed = std::strtoull(argv[++i], nullptr, 10);
+    else if (arg == "--copy-bytes")
+      copyBytes = std::strtoull(argv[++i], nullptr, 10);
     else
       die("unknown option '" + arg + "'");
   }
@@ -178,6 +259,7 @@ int main(int argc, char **argv) {
     die("the module declares " + std::to_string(phases) + " phases");
   std::vector<std::vector<void *>> arguments(phases);
   uint64_t boundaryBytes = 0;
+  std::vector<Output> outputs;
   for (int phase = 0; phase < phases; ++phase) {
     for (int index = 0; index < m.numTensors(phase); ++index) {
       const TensorInfo *info = m.tensor(phase, index);
@@ -194,6 +276,8 @@ int main(int argc, char **argv) {
                 ? std::vector<uint8_t>(count * (info->dtype == 0 ? 4 : 2), 0)
                 : randomBytes(count, info->dtype, info->name, rng);
         boundaryBytes += host.size();
+        if (info->is_output)
+          outputs.push_back({info->name, info->dtype, host.size()});
         void *buffer = nullptr;
 #ifdef SLUICE_TIMER_CUDA
         check(cudaMalloc(&buffer, host.size()), "cudaMalloc");
@@ -270,6 +354,23 @@ int main(int argc, char **argv) {
     }
   }
 
+  // The last run's outputs: a NaN or an infinity is a broken module even
+  // when it is fast.
+  std::vector<std::string> nonfinite;
+  for (const Output &output : outputs) {
+    std::vector<uint8_t> host(output.bytes);
+    void *buffer = buffers[output.name];
+#ifdef SLUICE_TIMER_CUDA
+    check(cudaMemcpy(host.data(), buffer, output.bytes, cudaMemcpyDeviceToHost),
+          "cudaMemcpy (output to the host)");
+#else
+    std::memcpy(host.data(), buffer, output.bytes);
+#endif
+    if (!allFinite(host, output.dtype))
+      nonfinite.push_back(output.name);
+  }
+  double copyGBs = copyBytes ? copyRate(copyBytes, iterations, stream) : 0.0;
+
   std::string device = "host CPU";
   double peakGBs = 0; // unknown on the host
 #ifdef SLUICE_TIMER_CUDA
@@ -309,6 +410,11 @@ int main(int argc, char **argv) {
     }
     std::printf("]}");
   }
+  std::printf("], \"copy_bytes\": %llu, \"copy_gbs\": %.1f, "
+              "\"nonfinite_outputs\": [",
+              static_cast<unsigned long long>(copyBytes), copyGBs);
+  for (size_t i = 0; i < nonfinite.size(); ++i)
+    std::printf("%s%s", i ? ", " : "", jsonString(nonfinite[i]).c_str());
   std::printf("]}\n");
 
   m.destroy(ctx);

@@ -7,7 +7,8 @@
   timings.py kernels TIMER.json REPORT [--peak-gbs P]
       Per phase and, when the module exported sluice_profile, per kernel:
       median time, bytes from the report, achieved GB/s and the fraction of
-      the peak P (default: the peak module_timer read from the device).
+      the peak P (default: the copy rate module_timer measured with
+      --copy-bytes, else the peak it read from the device), and TFLOP/s.
 
 Bytes always come from report.json, times from module_timer; nothing is
 typed in. Phase-level bandwidth divides memory-bound bytes by the whole
@@ -17,6 +18,7 @@ memory-bound kernels achieve.
 
 import argparse
 import json
+import re
 import sys
 
 
@@ -42,6 +44,36 @@ def gbs(nbytes, ms):
     return nbytes / (ms * 1e-3) / 1e9 if ms > 0 else float("nan")
 
 
+def report_kernel(rows, phase, profile_name):
+    """The report row of a sluice_profile entry: its name is the kernel's
+    description, "kernel 'k6' (fused: ...)", and kernel names repeat across
+    phases."""
+    match = re.match(r"kernel '([^']+)'", profile_name)
+    return rows.get((phase, match.group(1) if match else profile_name), {})
+
+
+def kernel_rates(timer, report):
+    """Per phase, per profiled kernel: a dict with the report's class, bytes
+    and flop, the median ms, GB/s and TFLOP/s (contractions)."""
+    rows = {(op["phase"], op["name"]): op for op in kernel_rows(report)}
+    table = {}
+    for phase in timer["phases"]:
+        entries = []
+        for kernel in phase["kernels"]:
+            op = report_kernel(rows, phase["phase"], kernel["name"])
+            nbytes = op.get("bytes_read", 0) + op.get("bytes_written", 0)
+            ms = kernel["median_ms"]
+            entry = {"name": kernel["name"], "kernel": op.get("name", "?"),
+                     "class": op.get("class", "?"), "ms": ms,
+                     "bytes": nbytes, "flop": op.get("flop", 0),
+                     "gbs": gbs(nbytes, ms)}
+            if entry["class"] == "contraction" and ms > 0:
+                entry["tflops"] = entry["flop"] / (ms * 1e-3) / 1e12
+            entries.append(entry)
+        table[phase["phase"]] = entries
+    return table
+
+
 def cmd_fusion(args):
     on, off = load(args.on), load(args.off)
     on_report, off_report = load(args.on_report), load(args.off_report)
@@ -64,12 +96,12 @@ def cmd_fusion(args):
 
 def cmd_kernels(args):
     timer, report = load(args.timer), load(args.report)
-    if args.peak_gbs is None and timer.get("peak_gbs"):
-        args.peak_gbs = timer["peak_gbs"]
+    if args.peak_gbs is None:
+        args.peak_gbs = timer.get("copy_gbs") or timer.get("peak_gbs")
     print("%s on %s%s" % (timer["module"], timer.get("device", "?"),
                           ", peak %.0f GB/s" % args.peak_gbs
                           if args.peak_gbs else ""))
-    rows = {op["name"]: op for op in kernel_rows(report)}
+    rates = kernel_rates(timer, report)
     for phase in timer["phases"]:
         name = phase["phase"]
         b = memory_bound_bytes(report, name)
@@ -83,17 +115,16 @@ def cmd_kernels(args):
         print(line)
         if not phase["kernels"]:
             continue
-        print("  %-28s %-14s %10s %14s %9s %7s" % (
-            "kernel", "class", "ms", "bytes", "GB/s", "% peak"))
-        for kernel in phase["kernels"]:
-            op = rows.get(kernel["name"], {})
-            nbytes = op.get("bytes_read", 0) + op.get("bytes_written", 0)
-            rate = gbs(nbytes, kernel["median_ms"])
-            peak = "%7.1f" % (100 * rate / args.peak_gbs) if args.peak_gbs \
-                else "      -"
-            print("  %-28s %-14s %10.4f %14d %9.1f %s" % (
-                kernel["name"][:28], op.get("class", "?"),
-                kernel["median_ms"], nbytes, rate, peak))
+        print("  %-28s %-14s %10s %14s %9s %7s %8s" % (
+            "kernel", "class", "ms", "bytes", "GB/s", "% peak", "TFLOP/s"))
+        for entry in rates[name]:
+            peak = "%7.1f" % (100 * entry["gbs"] / args.peak_gbs) \
+                if args.peak_gbs else "      -"
+            tflops = "%8.1f" % entry["tflops"] if "tflops" in entry \
+                else "       -"
+            print("  %-28s %-14s %10.4f %14d %9.1f %s %s" % (
+                entry["name"][:28], entry["class"], entry["ms"],
+                entry["bytes"], entry["gbs"], peak, tflops))
     if not any(p["kernels"] for p in timer["phases"]):
         print("(no per-kernel times: the module does not export "
               "sluice_profile)")
