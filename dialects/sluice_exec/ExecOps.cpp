@@ -26,6 +26,49 @@ static bool isIdentifier(StringRef text) {
          llvm::all_of(text, [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
+/// Fails at `op` unless `label` can go into a C string literal and a printf
+/// format.
+static LogicalResult verifyLabel(Operation *op, StringRef label) {
+  if (label.find_first_of("\"\\%\n") != StringRef::npos)
+    return op->emitOpError()
+           << "label holds a quote, backslash, '%' or newline";
+  return success();
+}
+
+/// True for the element types a kernel pointer carries.
+static bool isKernelElement(Type type) {
+  return type.isF32() || type.isF16() || type.isBF16() ||
+         type.isInteger(1);
+}
+
+LogicalResult LaunchOp::verify() {
+  if (getInputTypes().size() != getInputs().size() ||
+      getOutputTypes().size() != getOutputs().size())
+    return emitOpError() << "has " << getInputs().size() << " inputs and "
+                         << getOutputs().size() << " outputs but "
+                         << getInputTypes().size() << " and "
+                         << getOutputTypes().size() << " element types";
+  for (ArrayAttr types : {getInputTypes(), getOutputTypes()})
+    for (Attribute attr : types)
+      if (Type type = llvm::cast<TypeAttr>(attr).getValue();
+          !isKernelElement(type))
+        return emitOpError() << "element type " << type
+                             << " is not f32, f16, bf16 or i1 (a packed mask)";
+  ArrayRef<int64_t> clear = getClearBytes();
+  if (clear.size() != getOutputs().size())
+    return emitOpError() << "has " << clear.size() << " clear_bytes for "
+                         << getOutputs().size() << " outputs";
+  for (auto [index, type] : llvm::enumerate(getOutputTypes())) {
+    bool packed = llvm::cast<TypeAttr>(type).getValue().isInteger(1);
+    if (packed ? clear[index] <= 0 || clear[index] % 4 : clear[index] != 0)
+      return emitOpError()
+             << "output #" << index << " clears " << clear[index]
+             << " bytes; a packed (i1) output clears its whole 32-bit "
+                "words, any other output nothing";
+  }
+  return verifyLabel(*this, getLabel());
+}
+
 LogicalResult ArgOp::verify() {
   if (!isIdentifier(getField()))
     return emitOpError() << "field '" << getField()
@@ -40,9 +83,8 @@ bool GemmOp::hasBiasEpilogue() {
 }
 
 LogicalResult GemmOp::verify() {
-  // The label goes into C string literals and printf formats.
-  if (getLabel().find_first_of("\"\\%\n") != StringRef::npos)
-    return emitOpError() << "label holds a quote, backslash, '%' or newline";
+  if (failed(verifyLabel(*this, getLabel())))
+    return failure();
   auto sized = [&](StringRef what, int64_t value,
                    int64_t least) -> LogicalResult {
     if (value < least || value > INT_MAX)

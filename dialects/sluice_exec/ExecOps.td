@@ -96,4 +96,67 @@ def Exec_GemmOp : Exec_Op<"gemm"> {
   }];
 }
 
+def Exec_LaunchOp : Exec_Op<"launch", [AttrSizedOperandSegments]> {
+  let summary = "one run of a generated kernel function";
+  let description = [{
+    Calls the kernel function `kernel` (a `__global__` function on CUDA, a
+    host function in C++) with the input pointers, then the output
+    pointers, then the dropout seed. `input_types` / `output_types` give
+    each pointer's element type as the kernel reads it: f32, f16, bf16, or
+    i1 for a bit-packed mask (32-bit words, bit e % 32 of word e / 32).
+    The kernel or-s a mask's bits in, so every i1 output is zeroed first:
+    `clear_bytes` gives, per output, the bytes to zero (whole words; 0 for
+    the other outputs). On CUDA it launches `grid` blocks of `threads`
+    threads on the stream and checks the launch; `label` names the kernel
+    in a comment and in that check.
+
+    ```mlir
+    sluice_exec.launch @sluice_kernel_0_ln grid 6 threads 32
+        (%x, %g) -> (%y, %m) {input_types = [f32, f32],
+        output_types = [f32, i1], clear_bytes = array<i64: 0, 4>,
+        label = "kernel 'ln' (fused: ln)"}
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$kernel,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$grid,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$threads,
+                       Variadic<Exec_PtrType>:$inputs,
+                       Variadic<Exec_PtrType>:$outputs,
+                       TypeArrayAttr:$input_types,
+                       TypeArrayAttr:$output_types,
+                       DenseI64ArrayAttr:$clear_bytes,
+                       StrAttr:$label);
+  let assemblyFormat = [{
+    $kernel `grid` $grid `threads` $threads `(` $inputs `)` `->` `(` $outputs `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Exec_CopyOp : Exec_Op<"copy"> {
+  let summary = "copy `bytes` bytes (an output that aliases another value)";
+  let description = [{
+    On CUDA an asynchronous device-to-device copy on the stream, checked;
+    in C++ a memcpy.
+  }];
+  let arguments = (ins Exec_PtrType:$source, Exec_PtrType:$target,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$bytes);
+  let assemblyFormat = "$source `->` $target `bytes` $bytes attr-dict";
+}
+
+class Exec_TimerOp<string mnemonic, string edge>
+    : Exec_Op<mnemonic> {
+  let summary = "the " # edge # " of a timed kernel (-DSLUICE_PROFILE only)";
+  let description = [{
+    Expands `SLUICE_PROFILE_}] # !toupper(edge) # [{(phase, slot)`
+    (include/sluice/Runtime/sluice_host.h): nothing unless the module is
+    compiled with -DSLUICE_PROFILE.
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$phase,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$slot);
+  let assemblyFormat = "$phase `,` $slot attr-dict";
+}
+def Exec_TimerBeginOp : Exec_TimerOp<"timer_begin", "begin">;
+def Exec_TimerEndOp : Exec_TimerOp<"timer_end", "end">;
+
 #endif // SLUICE_EXEC_OPS_TD

@@ -47,10 +47,67 @@ std::string mlir::sluice::target::storageType(Type elementType) {
   return "";
 }
 
+std::string mlir::sluice::target::kernelStorageType(Type elementType) {
+  return elementType.isInteger(1) ? "uint32_t" : storageType(elementType);
+}
+
 std::string mlir::sluice::target::hexFloat(double value) {
   char text[64];
   std::snprintf(text, sizeof(text), "%af", static_cast<float>(value));
   return text;
+}
+
+LogicalResult mlir::sluice::target::printSharedOperation(HostEmitter &emitter,
+                                                        Operation *op,
+                                                        StringRef targetName) {
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case<exec::ArgOp, exec::ArenaOp, exec::ScratchOp>(
+          [](Operation *) { return success(); })
+      .Case([&](exec::TimerBeginOp timer) {
+        emitter.body() << "SLUICE_PROFILE_BEGIN(" << timer.getPhase() << ", "
+                       << timer.getSlot() << ");\n";
+        return success();
+      })
+      .Case([&](exec::TimerEndOp timer) {
+        emitter.body() << "SLUICE_PROFILE_END(" << timer.getPhase() << ", "
+                       << timer.getSlot() << ");\n";
+        return success();
+      })
+      .Default([&](Operation *other) {
+        return other->emitOpError() << "cannot be printed as " << targetName;
+      });
+}
+
+void mlir::sluice::target::printGemmHeading(raw_indented_ostream &os,
+                                            exec::GemmOp op) {
+  double alpha = op.getAlpha().convertToDouble();
+  os << "// " << op.getLabel() << ": C[" << op.getM() << " x " << op.getN()
+     << "] = " << alpha << " * op(A)[" << op.getM() << " x " << op.getK()
+     << "] op(B), batch " << op.getBatchCount() << "\n{\n";
+  os.indent() << "const float alpha = " << hexFloat(alpha) << ";\n";
+}
+
+LogicalResult
+mlir::sluice::target::printLaunchArguments(raw_indented_ostream &os,
+                                           exec::LaunchOp op) {
+  os << "(";
+  auto print = [&](ValueRange pointers, ArrayAttr types,
+                   StringRef qualifier) -> LogicalResult {
+    for (auto [pointer, type] : llvm::zip_equal(pointers, types)) {
+      FailureOr<std::string> text = HostEmitter::pointer(pointer);
+      if (failed(text))
+        return failure();
+      os << "(" << qualifier
+         << kernelStorageType(llvm::cast<TypeAttr>(type).getValue()) << " *)("
+         << *text << "), ";
+    }
+    return success();
+  };
+  if (failed(print(op.getInputs(), op.getInputTypes(), "const ")) ||
+      failed(print(op.getOutputs(), op.getOutputTypes(), "")))
+    return failure();
+  os << "args->seed);\n";
+  return success();
 }
 
 LogicalResult mlir::sluice::target::translateEntries(

@@ -62,3 +62,43 @@ sluice_exec.entry @e {
   // expected-error @+1 {{label holds a quote, backslash, '%' or newline}}
   sluice_exec.gemm %x * %x -> %x {label = "k \"1\"", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 4, n = 4, k = 4, lda = 4, ldb = 4, ldc = 4, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<none>}
 }
+
+// -----
+
+sluice_exec.entry @e {
+  %x = sluice_exec.arg "x"
+  // expected-error @+1 {{has 1 inputs and 1 outputs but 2 and 1 element types}}
+  sluice_exec.launch @k grid 1 threads 32 (%x) -> (%x) {input_types = [f32, f32], output_types = [f32], clear_bytes = array<i64: 0>, label = "k"}
+}
+
+// -----
+
+sluice_exec.entry @e {
+  %x = sluice_exec.arg "x"
+  // expected-error @+1 {{element type 'f64' is not f32, f16, bf16 or i1 (a packed mask)}}
+  sluice_exec.launch @k grid 1 threads 32 (%x) -> (%x) {input_types = [f64], output_types = [f32], clear_bytes = array<i64: 0>, label = "k"}
+}
+
+// -----
+
+sluice_exec.entry @e {
+  %x = sluice_exec.arg "x"
+  // expected-error @+1 {{output #0 clears 0 bytes; a packed (i1) output clears its whole 32-bit words, any other output nothing}}
+  sluice_exec.launch @k grid 1 threads 32 (%x) -> (%x) {input_types = [f32], output_types = [i1], clear_bytes = array<i64: 0>, label = "k"}
+}
+
+// -----
+
+sluice_exec.entry @e {
+  %x = sluice_exec.arg "x"
+  // expected-error @+1 {{output #0 clears 6 bytes; a packed (i1) output clears its whole 32-bit words, any other output nothing}}
+  sluice_exec.launch @k grid 1 threads 32 (%x) -> (%x) {input_types = [f32], output_types = [i1], clear_bytes = array<i64: 6>, label = "k"}
+}
+
+// -----
+
+sluice_exec.entry @e {
+  %x = sluice_exec.arg "x"
+  // expected-error @+1 {{'sluice_exec.launch' op attribute 'threads' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  sluice_exec.launch @k grid 1 threads 0 (%x) -> (%x) {input_types = [f32], output_types = [f32], clear_bytes = array<i64: 0>, label = "k"}
+}

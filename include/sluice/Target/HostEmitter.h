@@ -67,6 +67,10 @@ private:
 /// sluice_bf16 (empty for anything else).
 std::string storageType(Type elementType);
 
+/// The C type a kernel parameter points to: the storage type, or
+/// uint32_t (32-bit words) for a bit-packed mask (i1).
+std::string kernelStorageType(Type elementType);
+
 /// `value` as a C float literal in hexadecimal ("0x1p+0f"), exact.
 std::string hexFloat(double value);
 

@@ -12,6 +12,8 @@
 
 #include "sluice/Target/HostEmitter.h"
 
+#include "dialects/sluice_exec/ExecOps.h"
+
 namespace mlir::sluice::target {
 
 /// Prints one sluice_exec op for CUDA (cuBLAS, cuBLASLt) into `emitter`.
@@ -19,6 +21,21 @@ LogicalResult printCudaOperation(HostEmitter &emitter, Operation *op);
 
 /// Prints one sluice_exec op for the portable C++ backend.
 LogicalResult printCppOperation(HostEmitter &emitter, Operation *op);
+
+/// Prints an op both targets print alike: the pointer ops (nothing: they
+/// are expressions, printed where used) and the timers. Fails with a
+/// diagnostic naming `targetName` for any other op.
+LogicalResult printSharedOperation(HostEmitter &emitter, Operation *op,
+                                   StringRef targetName);
+
+/// The first lines of a GEMM: its comment, `{` and alpha; leaves the body
+/// one level further in (the caller closes it).
+void printGemmHeading(raw_indented_ostream &os, exec::GemmOp op);
+
+/// The arguments of a kernel call: `((const T *)(in), ..., (T *)(out), ...,
+/// args->seed)`. Fails if a pointer cannot be printed.
+LogicalResult printLaunchArguments(raw_indented_ostream &os,
+                                   exec::LaunchOp op);
 
 /// Prints every `sluice_exec.entry` under `root` with `print`, each as its
 /// own section after the module sections it needs (context fields, create,

@@ -8,6 +8,7 @@
 #include "sluice/Target/HostEmitter.h"
 
 #include "dialects/sluice/SluiceOps.h"
+#include "dialects/sluice_exec/ExecOps.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -42,13 +43,13 @@ FailureOr<FusedGroup> makeFusedGroup(StringRef name, StringRef description,
 LogicalResult emitFusedKernel(const FusedGroup &group, EmitTarget target,
                               llvm::raw_ostream &os);
 
-/// Statements that run `group` with its inputs and outputs at the given C
-/// pointer expressions; on CUDA, a launch on `stream` followed by the
-/// launch check. Packed outputs are zeroed first (their bits are or-ed in).
-void emitFusedLaunch(const FusedGroup &group, EmitTarget target,
-                     ArrayRef<std::string> inputPointers,
-                     ArrayRef<std::string> outputPointers,
-                     llvm::raw_ostream &os);
+/// The sluice_exec launch of `group` with its inputs and outputs at the
+/// given pointers (at `builder`'s insertion point): grid and threads from
+/// its schedule, element types (i1 for a bit-packed tensor) and the bytes
+/// of each packed output to clear before the kernel or-s its bits in.
+exec::LaunchOp buildLaunch(OpBuilder &builder, const FusedGroup &group,
+                           ArrayRef<Value> inputPointers,
+                           ArrayRef<Value> outputPointers);
 
 /// float, sluice_f16, sluice_bf16 (the printers' one table).
 using target::storageType;

@@ -546,39 +546,33 @@ LogicalResult mlir::sluice::emit::emitFusedKernel(const FusedGroup &group,
   return emitter.emit();
 }
 
-void mlir::sluice::emit::emitFusedLaunch(const FusedGroup &group,
-                                         EmitTarget target,
-                                         ArrayRef<std::string> inputPointers,
-                                         ArrayRef<std::string> outputPointers,
-                                         llvm::raw_ostream &os) {
-  // Bits are or-ed into packed outputs: clear them first (whole words).
-  for (auto [index, output] : llvm::enumerate(group.outputs)) {
-    if (!group.outputPacked[index])
-      continue;
+exec::LaunchOp mlir::sluice::emit::buildLaunch(OpBuilder &builder,
+                                               const FusedGroup &group,
+                                               ArrayRef<Value> inputPointers,
+                                               ArrayRef<Value> outputPointers) {
+  // A packed tensor's pointer carries 32-bit words of bits (i1); its bits
+  // are or-ed in, so its whole words are cleared first.
+  auto elementTypes = [&](ArrayRef<Value> values, ArrayRef<bool> packed) {
+    SmallVector<Type> types;
+    for (auto [value, isPacked] : llvm::zip_equal(values, packed))
+      types.push_back(
+          isPacked ? builder.getI1Type()
+                   : llvm::cast<NamedTensorType>(value.getType())
+                         .getElementType());
+    return builder.getTypeArrayAttr(types);
+  };
+  SmallVector<int64_t> clearBytes;
+  for (auto [output, packed] :
+       llvm::zip_equal(group.outputs, group.outputPacked)) {
     uint64_t elements =
         *llvm::cast<NamedTensorType>(output.getType()).getNumElements();
-    uint64_t bytes = (elements + 31) / 32 * 4;
-    if (target == EmitTarget::Cuda)
-      os << "  SLUICE_CHECK_CUDA(cudaMemsetAsync((void *)("
-         << outputPointers[index] << "), 0, " << bytes
-         << "ULL, stream), \"clearing a packed mask of " << group.description
-         << "\");\n";
-    else
-      os << "  memset((void *)(" << outputPointers[index] << "), 0, " << bytes
-         << "ULL);\n";
+    clearBytes.push_back(packed ? (elements + 31) / 32 * 4 : 0);
   }
-  os << "  " << group.name;
-  if (target == EmitTarget::Cuda)
-    os << "<<<" << group.schedule.gridSize << ", "
-       << group.schedule.threadsPerBlock << ", 0, stream>>>";
-  os << "(";
-  for (auto [index, input] : llvm::enumerate(group.inputs))
-    os << "(const " << parameterType(group, input, group.inputPacked[index])
-       << " *)(" << inputPointers[index] << "), ";
-  for (auto [index, output] : llvm::enumerate(group.outputs))
-    os << "(" << parameterType(group, output, group.outputPacked[index])
-       << " *)(" << outputPointers[index] << "), ";
-  os << "args->seed);\n";
-  if (target == EmitTarget::Cuda)
-    os << "  SLUICE_CHECK_LAUNCH(\"" << group.description << "\");\n";
+  Location loc = group.ops.front()->getLoc();
+  return exec::LaunchOp::create(
+      builder, loc, group.name, group.schedule.gridSize,
+      group.schedule.threadsPerBlock, inputPointers, outputPointers,
+      elementTypes(group.inputs, group.inputPacked),
+      elementTypes(group.outputs, group.outputPacked), clearBytes,
+      group.description);
 }

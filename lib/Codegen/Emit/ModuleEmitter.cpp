@@ -1,34 +1,28 @@
 //===- ModuleEmitter.cpp - the C ABI around the kernels -------------------===//
 //
-// Walks the forward (and backward) graph after --sluice-fuse: every kernel
-// becomes a launch (fused kernels through the shared core, gemm kernels
-// through cuBLAS/cuBLASLt or the CPU GEMM plus the core for what cuBLASLt
-// does not fold), renames become pointer aliases, and the graph's boundary
-// maps onto the args structs of the C ABI. Intermediates live in one arena
-// at the MemoryPlan's offsets; saved tensors stay there between the forward
-// and the backward.
+// Walks the forward (and backward) graph after --sluice-fuse and lowers it
+// to sluice_exec, one entry per phase: every kernel becomes a launch (fused
+// kernels through the shared core, gemm kernels as a sluice_exec.gemm plus
+// the core for what cuBLASLt does not fold), renames become pointer
+// aliases, and the graph's boundary maps onto the args structs of the C
+// ABI. Intermediates live in one arena at the MemoryPlan's offsets; saved
+// tensors stay there between the forward and the backward. Each exec op is
+// verified and printed by lib/Target as it is made.
 //
 //===----------------------------------------------------------------------===//
 
-#include "EmitInternal.h"
+#include "ModuleEmitter.h"
 
 #include "dialects/sluice/SluiceBuilders.h"
-#include "dialects/sluice_exec/ExecOps.h"
 
 #include "sluice/Target/Translate.h"
 
 #include "mlir/IR/Verifier.h"
 
-#include "sluice/Codegen/GemmMapping.h"
-#include "sluice/Codegen/MemoryPlan.h"
-
-#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/FormatVariadic.h"
 
 #include <climits>
-#include <cstdio>
 
 using namespace mlir;
 using namespace mlir::sluice;
@@ -41,33 +35,6 @@ extern const char *const kKernelsHeader;
 extern const char *const kCpuGemmHeader;
 extern const char *const kPhiloxHeader;
 } // namespace mlir::sluice::emit
-
-std::string mlir::sluice::sanitizeModuleName(StringRef name) {
-  std::string out;
-  for (char c : name)
-    out += (llvm::isAlnum(c) || c == '_') ? c : '_';
-  return out;
-}
-
-std::string mlir::sluice::moduleFileStem(StringRef name) {
-  bool plain = !name.empty() && name.front() != '.' && name.front() != '-' &&
-               llvm::all_of(name, [](char c) {
-                 return llvm::isAlnum(c) || c == '_' || c == '-' || c == '.';
-               });
-  return plain ? name.str() : sanitizeModuleName(name);
-}
-
-StringRef mlir::sluice::defaultModuleName(ModuleOp module) {
-  if (auto spec = module->getAttrOfType<StringAttr>("sluice.spec"))
-    return spec.getValue();
-  for (GraphOp graph : module.getOps<GraphOp>())
-    if (graph.getPhase() == Phase::forward) {
-      StringRef name = graph.getSymName();
-      name.consume_back("_forward");
-      return name;
-    }
-  return "module";
-}
 
 std::string mlir::sluice::emit::describeKernel(KernelOp kernel) {
   std::string text = "kernel";
@@ -88,88 +55,6 @@ std::string mlir::sluice::emit::describeKernel(KernelOp kernel) {
   return safe;
 }
 
-namespace {
-/// One field of an args struct: a boundary tensor.
-struct Field {
-  std::string name, ident;
-  NamedTensorType type;
-  bool output = false;
-};
-
-int dtypeCode(Type element) {
-  return element.isF16() ? 1 : element.isBF16() ? 2 : 0;
-}
-std::string cudaDataType(Type element) {
-  return element.isF16()    ? "CUDA_R_16F"
-         : element.isBF16() ? "CUDA_R_16BF"
-                            : "CUDA_R_32F";
-}
-
-class ModuleEmitter {
-public:
-  ModuleEmitter(ModuleOp module, EmitTarget target, StringRef name)
-      : module(module), target(target), name(sanitizeModuleName(name)),
-        fileStem(moduleFileStem(name)), execBuilder(module.getContext()) {
-    module.getContext()->getOrLoadDialect<exec::ExecDialect>();
-    execModule = ModuleOp::create(module.getLoc());
-  }
-  FailureOr<EmittedModule> run();
-
-private:
-  bool isCuda() const { return target == EmitTarget::Cuda; }
-  LogicalResult collect();
-  LogicalResult emitPhase(GraphOp graph, bool backward, llvm::raw_ostream &os);
-  LogicalResult emitFused(KernelOp kernel, llvm::raw_ostream &os);
-  LogicalResult emitGemm(KernelOp kernel, llvm::raw_ostream &os);
-  LogicalResult emitLeftover(KernelOp kernel, StringRef what,
-                             ArrayRef<Operation *> ops, ArrayRef<Value> outputs,
-                             ArrayRef<std::string> outputPointers,
-                             StringRef cPointer,
-                             function_ref<Value(Value)> outerValue,
-                             llvm::raw_ostream &os);
-  FailureOr<std::pair<exec::BlasEpilogue, Value>>
-  foldedEpilogue(KernelOp kernel, const GemmMapping &g,
-                 ArrayRef<Operation *> epilogue,
-                 function_ref<Value(Value)> outerValue);
-  /// The sluice_exec pointer of a top-level value (an arena view is made
-  /// on first use), or failure with a diagnostic.
-  FailureOr<Value> addressOf(Value value, Operation *user);
-  /// The C expression of addressOf(value, user).
-  FailureOr<std::string> pointerOf(Value value, Operation *user);
-  /// A boundary tensor's field of the args struct.
-  Value argPointer(StringRef canonicalName);
-  /// Prints `op` with the target's printer into the statements of `os`.
-  LogicalResult print(Operation *op, llvm::raw_ostream &os);
-  std::string header() const;
-  std::string source(StringRef phases) const;
-  std::string fieldsOf(ArrayRef<Field> fields, bool inputsConst) const;
-
-  ModuleOp module;
-  EmitTarget target;
-  std::string name;
-  /// The stem of the emitted file names.
-  std::string fileStem;
-  MemoryPlan plan;
-  GraphOp forward, backward;
-  std::vector<Field> forwardFields, backwardFields;
-  /// The sluice_exec pointer of every top-level value met so far.
-  llvm::DenseMap<Value, Value> pointers;
-  /// The emission-level IR built while walking the graphs: one
-  /// sluice_exec.entry per phase.
-  OwningOpRef<ModuleOp> execModule;
-  OpBuilder execBuilder;
-  target::HostEmitter printer;
-  /// Top-level values stored one bit per element (and their views).
-  llvm::DenseSet<Value> packedValues;
-  std::string kernelText;
-  llvm::raw_string_ostream kernels{kernelText};
-  unsigned kernelCount = 0, ltCount = 0;
-  /// Per phase, the description of every top-level kernel in launch order
-  /// (the rows of sluice_profile).
-  std::vector<std::string> profiledKernels[2];
-  uint64_t scratchBytes = 0;
-};
-} // namespace
 
 LogicalResult ModuleEmitter::collect() {
   for (GraphOp graph : module.getOps<GraphOp>()) {
@@ -272,19 +157,19 @@ LogicalResult ModuleEmitter::emitFused(KernelOp kernel, llvm::raw_ostream &os) {
   FailureOr<FusedGroup> group = makeFusedGroup(fn, description, ops, yielded);
   if (failed(group))
     return failure();
-  SmallVector<std::string> inputs, outputs;
+  SmallVector<Value> inputs, outputs;
   for (auto [index, input] : llvm::enumerate(group->inputs)) {
     input = resolveView(input);
     auto arg = llvm::cast<BlockArgument>(input);
     Value outer = kernel.getInputs()[arg.getArgNumber()];
-    FailureOr<std::string> pointer = pointerOf(outer, kernel);
+    FailureOr<Value> pointer = addressOf(outer, kernel);
     if (failed(pointer))
       return failure();
     inputs.push_back(*pointer);
     group->inputPacked[index] = packedValues.contains(outer);
   }
   for (auto [index, result] : llvm::enumerate(kernel.getResults())) {
-    FailureOr<std::string> pointer = pointerOf(result, kernel);
+    FailureOr<Value> pointer = addressOf(result, kernel);
     if (failed(pointer))
       return failure();
     outputs.push_back(*pointer);
@@ -294,9 +179,7 @@ LogicalResult ModuleEmitter::emitFused(KernelOp kernel, llvm::raw_ostream &os) {
   }
   if (failed(emitFusedKernel(*group, target, kernels)))
     return failure();
-  os << "  // " << description << "\n";
-  emitFusedLaunch(*group, target, inputs, outputs, os);
-  return success();
+  return print(buildLaunch(execBuilder, *group, inputs, outputs), os);
 }
 
 /// The epilogue cuBLASLt folds into the GEMM of `kernel` whose epilogue
@@ -352,9 +235,8 @@ ModuleEmitter::foldedEpilogue(KernelOp kernel, const GemmMapping &g,
 /// at `outputPointers`; the product is read at `cPointer`.
 LogicalResult ModuleEmitter::emitLeftover(
     KernelOp kernel, StringRef what, ArrayRef<Operation *> ops,
-    ArrayRef<Value> outputs, ArrayRef<std::string> outputPointers,
-    StringRef cPointer, function_ref<Value(Value)> outerValue,
-    llvm::raw_ostream &os) {
+    ArrayRef<Value> outputs, ArrayRef<Value> outputPointers, Value cPointer,
+    function_ref<Value(Value)> outerValue, llvm::raw_ostream &os) {
   if (ops.empty())
     return success();
   std::string fn = "sluice_kernel_" + std::to_string(kernelCount++);
@@ -365,17 +247,17 @@ LogicalResult ModuleEmitter::emitLeftover(
       fn, describeKernel(kernel) + " " + what.str(), ops, outputs);
   if (failed(group))
     return failure();
-  SmallVector<std::string> inputs;
+  SmallVector<Value> inputs;
   for (Value input : group->inputs) {
     if (input == kernel.getContraction().getResult()) {
-      inputs.push_back(cPointer.str());
+      inputs.push_back(cPointer);
       continue;
     }
     Value outer = outerValue(input);
     if (!outer)
       return kernel.emitOpError() << "epilogue reads a value it cannot "
                                      "address";
-    FailureOr<std::string> pointer = pointerOf(outer, kernel);
+    FailureOr<Value> pointer = addressOf(outer, kernel);
     if (failed(pointer))
       return failure();
     inputs.push_back(*pointer);
@@ -383,8 +265,7 @@ LogicalResult ModuleEmitter::emitLeftover(
   }
   if (failed(emitFusedKernel(*group, target, kernels)))
     return failure();
-  emitFusedLaunch(*group, target, inputs, outputPointers, os);
-  return success();
+  return print(buildLaunch(execBuilder, *group, inputs, outputPointers), os);
 }
 
 LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
@@ -449,9 +330,7 @@ LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
   }
   ValueRange yielded = kernel.getYield().getOperands();
   SmallVector<Value> epilogueOutputs, independentOutputs;
-  SmallVector<std::string> epilogueOutputPointers, independentOutputPointers;
-  SmallVector<Value> epilogueOutputAddresses;
-  std::optional<std::string> cPointer;
+  SmallVector<Value> epilogueOutputAddresses, independentOutputAddresses;
   Value cAddress;
   for (auto [index, value] : llvm::enumerate(yielded)) {
     if (kernel.isPacked(index))
@@ -462,38 +341,30 @@ LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
     FailureOr<Value> address = addressOf(kernel.getResult(index), kernel);
     if (failed(address))
       return failure();
-    FailureOr<std::string> pointer = target::HostEmitter::pointer(*address);
-    if (failed(pointer))
-      return failure();
     if (value == contract.getResult()) {
-      if (!cPointer) {
-        cPointer = *pointer;
+      if (!cAddress)
         cAddress = *address;
-      } else
+      else
         return kernel.emitOpError()
                << "yields its contraction twice; not supported";
       continue;
     }
     bool inEpilogue = epilogueOps.contains(value.getDefiningOp());
     (inEpilogue ? epilogueOutputs : independentOutputs).push_back(value);
-    (inEpilogue ? epilogueOutputPointers : independentOutputPointers)
-        .push_back(*pointer);
-    if (inEpilogue)
-      epilogueOutputAddresses.push_back(*address);
+    (inEpilogue ? epilogueOutputAddresses : independentOutputAddresses)
+        .push_back(*address);
   }
   NamedTensorType cType = contract.getResult().getType();
   bool inPlace = false;
-  if (!cPointer) {
+  if (!cAddress) {
     if (epilogueOutputs.size() == 1 &&
         epilogueOutputs.front().getType() == cType) {
-      cPointer = epilogueOutputPointers.front();
       cAddress = epilogueOutputAddresses.front();
       inPlace = true;
     } else {
       cAddress = exec::ScratchOp::create(
           execBuilder, execModule->getLoc(),
           exec::PtrType::get(module.getContext()));
-      cPointer = "ctx->scratch";
       scratchBytes = std::max(scratchBytes, *cType.getNumBytes());
     }
   }
@@ -535,15 +406,15 @@ LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
 
   // What the library did not fold runs through the shared core.
   auto runGroup = [&](ArrayRef<Operation *> ops, ArrayRef<Value> outputs,
-                      ArrayRef<std::string> outputPointers,
+                      ArrayRef<Value> outputPointers,
                       StringRef what) -> LogicalResult {
-    return emitLeftover(kernel, what, ops, outputs, outputPointers, *cPointer,
+    return emitLeftover(kernel, what, ops, outputs, outputPointers, cAddress,
                         outerValue, os);
   };
-  if (failed(runGroup(epilogue, epilogueOutputs, epilogueOutputPointers,
+  if (failed(runGroup(epilogue, epilogueOutputs, epilogueOutputAddresses,
                       "epilogue")) ||
       failed(runGroup(independent, independentOutputs,
-                      independentOutputPointers, "bgrad")))
+                      independentOutputAddresses, "bgrad")))
     return failure();
   return success();
 }
@@ -596,7 +467,7 @@ LogicalResult ModuleEmitter::emitPhase(GraphOp graph, bool isBackward,
     pointers[arg] = argPointer(argName);
   }
   // Results written straight into their fields where possible.
-  SmallVector<std::pair<std::string, Value>> copies;
+  SmallVector<std::pair<StringRef, Value>> copies;
   ReturnOp ret = graph.getReturnOp();
   for (unsigned r = 0; r < graph.getNumResults(); ++r) {
     StringRef resultName = graph.getResultName(r);
@@ -605,11 +476,10 @@ LogicalResult ModuleEmitter::emitPhase(GraphOp graph, bool isBackward,
     Value value = ret.getOperand(r);
     Value root = value;
     root = resolveView(root);
-    std::string field = "args->" + identifier(resultName);
     if (llvm::isa<OpResult>(root) && !pointers.count(root))
       pointers[root] = argPointer(resultName);
     else
-      copies.emplace_back(field, root);
+      copies.emplace_back(resultName, root);
   }
   (void)fields;
 
@@ -631,312 +501,29 @@ LogicalResult ModuleEmitter::emitPhase(GraphOp graph, bool isBackward,
     // Per-kernel times for sluice_profile: a steady clock on the CPU, a
     // pair of events on the stream for CUDA (no synchronisation here).
     std::vector<std::string> &profiled = profiledKernels[isBackward ? 1 : 0];
-    std::string slot = std::to_string(isBackward ? 1 : 0) + ", " +
-                       std::to_string(profiled.size());
+    int64_t phase = isBackward ? 1 : 0, slot = profiled.size();
     profiled.push_back(describeKernel(kernel));
-    os << "  SLUICE_PROFILE_BEGIN(" << slot << ");\n";
-    if (failed(kernel.getKind() == KernelKind::gemm ? emitGemm(kernel, os)
-                                                    : emitFused(kernel, os)))
+    Location loc = kernel.getLoc();
+    if (failed(print(exec::TimerBeginOp::create(execBuilder, loc, phase, slot),
+                     os)) ||
+        failed(kernel.getKind() == KernelKind::gemm ? emitGemm(kernel, os)
+                                                    : emitFused(kernel, os)) ||
+        failed(print(exec::TimerEndOp::create(execBuilder, loc, phase, slot),
+                     os)))
       return failure();
-    os << "  SLUICE_PROFILE_END(" << slot << ");\n";
   }
-  for (auto &[field, value] : copies) {
-    FailureOr<std::string> source = pointerOf(value, ret);
+  for (auto &[resultName, value] : copies) {
+    FailureOr<Value> source = addressOf(value, ret);
     if (failed(source))
       return failure();
     uint64_t bytes =
         *llvm::cast<NamedTensorType>(value.getType()).getNumBytes();
-    if (isCuda())
-      os << "  SLUICE_CHECK_CUDA(cudaMemcpyAsync((void *)" << field
-         << ", (const void *)(" << *source << "), " << bytes
-         << "ULL, cudaMemcpyDeviceToDevice, stream), \"copy into " << field
-         << "\");\n";
-    else
-      os << "  memcpy((void *)" << field << ", (const void *)(" << *source
-         << "), " << bytes << "ULL);\n";
+    if (failed(print(exec::CopyOp::create(execBuilder, ret.getLoc(), *source,
+                                          argPointer(resultName), bytes),
+                     os)))
+      return failure();
   }
   return success();
-}
-
-std::string ModuleEmitter::fieldsOf(ArrayRef<Field> fields,
-                                    bool inputsConst) const {
-  std::string text;
-  for (const Field &f : fields)
-    text += std::string("  ") + (f.output || !inputsConst ? "" : "const ") +
-            "void *" + f.ident + "; /* " + f.name + " */\n";
-  return text;
-}
-
-std::string ModuleEmitter::header() const {
-  std::string guard =
-      "SLUICE_MODULE_" + StringRef(name).upper() + (isCuda() ? "_H" : "_CPU_H");
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "/* Generated by sluicec: the C ABI of module '" << name << "' ("
-     << (isCuda() ? "CUDA" : "portable C++") << "). docs/Codegen.md. */\n"
-     << "#ifndef " << guard << "\n#define " << guard << "\n\n";
-  if (isCuda())
-    os << "#define SLUICE_RUNTIME_CUDA 1\n";
-  os << "#include <stdint.h>\n#include \"sluice_runtime.h\"\n\n"
-     << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
-     << "typedef struct sluice_" << name << "_context sluice_" << name
-     << "_context;\n"
-     << "/* Allocates the arena and library handles. On failure *ctx is NULL "
-        "or a context whose last_error says why (destroy it). */\n"
-     << "int sluice_" << name << "_create(sluice_" << name
-     << "_context **ctx);\n"
-     << "void sluice_" << name << "_destroy(sluice_" << name
-     << "_context *ctx);\n"
-     << "const char *sluice_" << name << "_last_error(const sluice_" << name
-     << "_context *ctx);\n\n"
-     << "typedef struct {\n"
-     << fieldsOf(forwardFields, true) << "  uint64_t seed;\n} sluice_" << name
-     << "_forward_args;\n"
-     << "int sluice_" << name << "_forward(sluice_" << name
-     << "_context *ctx, const sluice_" << name
-     << "_forward_args *args, sluice_stream_t stream);\n";
-  if (backward)
-    os << "\n/* One forward, then its backward, per context: the saved "
-          "tensors stay in the context's arena between them. */\n"
-       << "typedef struct {\n"
-       << fieldsOf(backwardFields, true) << "  uint64_t seed;\n} sluice_"
-       << name << "_backward_args;\n"
-       << "int sluice_" << name << "_backward(sluice_" << name
-       << "_context *ctx, const sluice_" << name
-       << "_backward_args *args, sluice_stream_t stream);\n";
-  os << "\n/* Generic entry points, for runners that dlopen the module. */\n"
-     << "const char *sluice_module_name(void);\n"
-     << "int sluice_num_phases(void);\n"
-     << "int sluice_num_tensors(int phase);\n"
-     << "const sluice_tensor_info *sluice_tensor(int phase, int index);\n"
-     << "int sluice_create(void **ctx);\n"
-     << "void sluice_destroy(void *ctx);\n"
-     << "const char *sluice_last_error(const void *ctx);\n"
-     << "int sluice_run(void *ctx, int phase, void *const *tensors, uint64_t "
-        "seed, sluice_stream_t stream);\n"
-     << "/* Only in a module compiled with -DSLUICE_PROFILE: per-kernel times "
-        "(ms) of the\n   last run of `phase` on `ctx` (CUDA: events around "
-        "each "
-        "kernel; CPU: a steady\n   clock); fills at most `capacity` entries, "
-        "returns the number of kernels, or -1\n   before any run. */\n"
-     << "int sluice_profile(const void *ctx, int phase, int capacity, const "
-        "char **names,\n                   double *milliseconds);\n\n"
-     << "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
-  return text;
-}
-
-std::string ModuleEmitter::source(StringRef phases) const {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  std::string ctxType = "sluice_" + name + "_context";
-  uint64_t arenaBytes = plan.peakBytes;
-  os << "// Generated by sluicec: module '" << name << "' for "
-     << (isCuda() ? "CUDA (nvcc -shared -Xcompiler -fPIC ... -lcublasLt "
-                    "-lcublas)"
-                  : "the host C++ compiler (c++ -O2 -shared -fPIC "
-                    "[-fopenmp] [-DSLUICE_HAVE_CBLAS -lopenblas])")
-     << ".\n"
-     << "#include \"" << (isCuda() ? fileStem + ".h" : fileStem + "_cpu.h")
-     << "\"\n"
-     << "#include \"Philox.h\"\n#include \"sluice_host.h\"\n"
-     << "#include \"sluice_kernels.h\"\n";
-  if (isCuda())
-    os << "#include <cublasLt.h>\n#include <cublas_v2.h>\n"
-          "#include <cuda_runtime.h>\n";
-  else
-    os << "#include \"sluice_cpu_gemm.h\"\n";
-  os << "#include <stdarg.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
-        "#include <string.h>\n\n";
-  os << "struct " << ctxType << " {\n  char *arena;\n  char *scratch;\n";
-  if (isCuda())
-    os << "  cublasHandle_t blas;\n  cublasLtHandle_t lt;\n"
-          "  void *workspace;\n  size_t workspace_bytes;\n"
-       << printer.contextText();
-  size_t slots = std::max<size_t>(
-      {profiledKernels[0].size(), profiledKernels[1].size(), size_t(1)});
-  if (isCuda())
-    os << "  cudaEvent_t events[2][" << 2 * slots << "];\n";
-  else
-    os << "  double profile_ms[2][" << slots << "];\n";
-  os << "  int profiled[2];\n";
-  os << "  char error[1024];\n};\n\n"
-     << "static char sluice_create_error[256];\n\n"
-     << "static int sluice_fail(" << ctxType
-     << " *ctx, int status, const char *format, ...) {\n"
-        "  va_list list;\n  va_start(list, format);\n"
-        "  vsnprintf(ctx->error, sizeof(ctx->error), format, list);\n"
-        "  va_end(list);\n  return status;\n}\n\n";
-  os << kernelText;
-
-  // create / destroy / last_error.
-  os << "extern \"C\" void sluice_" << name << "_destroy(" << ctxType
-     << " *ctx) {\n  if (!ctx)\n    return;\n";
-  if (isCuda())
-    os << printer.destroyText()
-       << "  for (int p = 0; p < 2; ++p)\n    for (int i = 0; i < " << 2 * slots
-       << "; ++i)\n      if (ctx->events[p][i]) "
-          "cudaEventDestroy(ctx->events[p][i]);\n"
-       << "  if (ctx->lt) cublasLtDestroy(ctx->lt);\n"
-          "  if (ctx->blas) cublasDestroy(ctx->blas);\n"
-          "  cudaFree(ctx->workspace);\n  cudaFree(ctx->scratch);\n"
-          "  cudaFree(ctx->arena);\n";
-  else
-    os << "  free(ctx->scratch);\n  free(ctx->arena);\n";
-  os << "  free(ctx);\n}\n\n";
-  os << "extern \"C\" int sluice_" << name << "_create(" << ctxType
-     << " **out) {\n  const char *phase = \"sluice_" << name
-     << "_create\";\n  if (!out)\n    return SLUICE_ERROR_ARGUMENT;\n"
-     << "  " << ctxType << " *ctx = (" << ctxType << " *)calloc(1, sizeof("
-     << ctxType << "));\n  *out = ctx;\n"
-     << "  if (!ctx) {\n    snprintf(sluice_create_error, "
-        "sizeof(sluice_create_error), \"%s: cannot allocate the context\", "
-        "phase);\n    return SLUICE_ERROR_ALLOC;\n  }\n";
-  if (isCuda()) {
-    os << "  cudaError_t e;\n";
-    auto alloc = [&](StringRef field, uint64_t bytes) {
-      if (!bytes)
-        return;
-      os << "  e = cudaMalloc((void **)&ctx->" << field << ", " << bytes
-         << "ULL);\n  if (e != cudaSuccess)\n    return sluice_fail(ctx, "
-            "SLUICE_ERROR_ALLOC, \"%s: cudaMalloc of the "
-         << field << " (" << bytes << " bytes): %s\", phase, "
-         << "cudaGetErrorString(e));\n";
-    };
-    alloc("arena", arenaBytes);
-    alloc("scratch", scratchBytes);
-    os << "  ctx->workspace_bytes = 32u << 20;\n";
-    alloc("workspace", 32u << 20);
-    os << "  SLUICE_CHECK_CUBLAS(cublasCreate(&ctx->blas), "
-          "\"cublasCreate\");\n"
-          "  SLUICE_CHECK_CUBLAS(cublasLtCreate(&ctx->lt), "
-          "\"cublasLtCreate\");\n"
-       << printer.createText()
-       << "  for (int p = 0; p < 2; ++p)\n    for (int i = 0; i < " << 2 * slots
-       << "; ++i) {\n      e = cudaEventCreate(&ctx->events[p][i]);\n"
-          "      if (e != cudaSuccess)\n        return sluice_fail(ctx, "
-          "SLUICE_ERROR_CUDA, \"%s: cudaEventCreate: %s\", phase, "
-          "cudaGetErrorString(e));\n    }\n";
-  } else {
-    auto alloc = [&](StringRef field, uint64_t bytes) {
-      if (!bytes)
-        return;
-      uint64_t rounded = (bytes + 255) / 256 * 256;
-      os << "  ctx->" << field << " = (char *)aligned_alloc(256, " << rounded
-         << "ULL);\n  if (!ctx->" << field
-         << ")\n    return sluice_fail(ctx, SLUICE_ERROR_ALLOC, \"%s: cannot "
-            "allocate the "
-         << field << " (" << rounded << " bytes)\", phase);\n";
-    };
-    alloc("arena", arenaBytes);
-    alloc("scratch", scratchBytes);
-  }
-  os << "  (void)phase;\n  return SLUICE_OK;\n}\n\n";
-  os << "extern \"C\" const char *sluice_" << name << "_last_error(const "
-     << ctxType
-     << " *ctx) {\n  return ctx ? ctx->error : "
-        "sluice_create_error;\n}\n\n";
-  os << phases;
-
-  // The generic entry points.
-  os << "extern \"C\" const char *sluice_module_name(void) { return \"" << name
-     << "\"; }\n"
-     << "extern \"C\" int sluice_num_phases(void) { return "
-     << (backward ? 2 : 1) << "; }\n";
-  auto table = [&](ArrayRef<Field> fields, int phase) {
-    for (auto [index, f] : llvm::enumerate(fields)) {
-      if (f.type.getRank() == 0)
-        continue;
-      os << "static const int64_t sluice_dims_" << phase << "_" << index
-         << "[] = {";
-      for (auto [i, size] : llvm::enumerate(f.type.getSizes()))
-        os << (i ? ", " : "") << size << "LL";
-      os << "};\n";
-    }
-    os << "static const sluice_tensor_info sluice_tensors_" << phase
-       << "[] = {\n";
-    for (auto [index, f] : llvm::enumerate(fields))
-      os << "  {\"" << f.name << "\", " << dtypeCode(f.type.getElementType())
-         << ", " << f.type.getRank() << ", "
-         << (f.type.getRank() ? "sluice_dims_" + std::to_string(phase) + "_" +
-                                    std::to_string(index)
-                              : std::string("NULL"))
-         << ", " << (f.output ? 1 : 0) << "},\n";
-    os << "};\n";
-  };
-  table(forwardFields, 0);
-  if (backward)
-    table(backwardFields, 1);
-  os << "extern \"C\" int sluice_num_tensors(int phase) {\n"
-     << "  if (phase == 0) return " << forwardFields.size() << ";\n";
-  if (backward)
-    os << "  if (phase == 1) return " << backwardFields.size() << ";\n";
-  os << "  return 0;\n}\n"
-     << "extern \"C\" const sluice_tensor_info *sluice_tensor(int phase, int "
-        "index) {\n"
-     << "  if (phase == 0 && index >= 0 && index < " << forwardFields.size()
-     << ") return &sluice_tensors_0[index];\n";
-  if (backward)
-    os << "  if (phase == 1 && index >= 0 && index < " << backwardFields.size()
-       << ") return &sluice_tensors_1[index];\n";
-  os << "  return NULL;\n}\n"
-     << "extern \"C\" int sluice_create(void **ctx) { return sluice_" << name
-     << "_create((" << ctxType << " **)ctx); }\n"
-     << "extern \"C\" void sluice_destroy(void *ctx) { sluice_" << name
-     << "_destroy((" << ctxType << " *)ctx); }\n"
-     << "extern \"C\" const char *sluice_last_error(const void *ctx) { return "
-        "sluice_"
-     << name << "_last_error((const " << ctxType << " *)ctx); }\n"
-     << "extern \"C\" int sluice_run(void *opaque, int phase, void *const "
-        "*tensors, uint64_t seed, sluice_stream_t stream) {\n"
-     << "  " << ctxType << " *ctx = (" << ctxType << " *)opaque;\n"
-     << "  if (!ctx)\n    return SLUICE_ERROR_ARGUMENT;\n"
-     << "  if (!tensors)\n    return sluice_fail(ctx, SLUICE_ERROR_ARGUMENT, "
-        "\"sluice_run: tensors is NULL\");\n";
-  auto dispatch = [&](ArrayRef<Field> fields, int phase, StringRef entry) {
-    os << "  if (phase == " << phase << ") {\n    sluice_" << name << "_"
-       << entry << "_args args;\n";
-    for (auto [index, f] : llvm::enumerate(fields))
-      os << "    args." << f.ident << " = tensors[" << index << "];\n";
-    os << "    args.seed = seed;\n    return sluice_" << name << "_" << entry
-       << "(ctx, &args, stream);\n  }\n";
-  };
-  dispatch(forwardFields, 0, "forward");
-  if (backward)
-    dispatch(backwardFields, 1, "backward");
-  os << "  return sluice_fail(ctx, SLUICE_ERROR_ARGUMENT, \"sluice_run: phase "
-        "%d is not one of this module's "
-     << (backward ? 2 : 1) << " phases\", phase);\n}\n";
-  // sluice_profile: the times of the last run of a phase, per kernel.
-  os << "#ifdef SLUICE_PROFILE\n";
-  for (int phase = 0; phase < 2; ++phase) {
-    os << "static const char *const sluice_kernel_names_" << phase << "[] = {";
-    for (const std::string &label : profiledKernels[phase])
-      os << "\n  \"" << label << "\",";
-    os << "\n  \"\"};\n";
-  }
-  os << "extern \"C\" int sluice_profile(const void *opaque, int phase, int "
-        "capacity, const char **names, double *milliseconds) {\n"
-     << "  const " << ctxType << " *ctx = (const " << ctxType << " *)opaque;\n"
-     << "  if (!ctx || phase < 0 || phase >= " << (backward ? 2 : 1)
-     << " || !ctx->profiled[phase])\n    return -1;\n"
-     << "  const char *const *table = phase == 0 ? sluice_kernel_names_0 : "
-        "sluice_kernel_names_1;\n"
-     << "  int count = phase == 0 ? " << profiledKernels[0].size() << " : "
-     << profiledKernels[1].size() << ";\n"
-     << "  for (int i = 0; i < count && i < capacity; ++i) {\n"
-        "    if (names)\n      names[i] = table[i];\n"
-        "    if (!milliseconds)\n      continue;\n";
-  if (isCuda())
-    os << "    float ms = 0.0f;\n"
-          "    if (cudaEventSynchronize(ctx->events[phase][2 * i + 1]) != "
-          "cudaSuccess ||\n        cudaEventElapsedTime(&ms, "
-          "ctx->events[phase][2 * i], ctx->events[phase][2 * i + 1]) != "
-          "cudaSuccess)\n      return -1;\n"
-          "    milliseconds[i] = ms;\n";
-  else
-    os << "    milliseconds[i] = ctx->profile_ms[phase][i];\n";
-  os << "  }\n  return count;\n}\n#endif\n";
-  return text;
 }
 
 FailureOr<EmittedModule> ModuleEmitter::run() {

@@ -32,12 +32,7 @@ LogicalResult printOperation(HostEmitter &emitter, exec::GemmOp op) {
   if (failed(a) || failed(b) || failed(c))
     return failure();
   raw_indented_ostream &os = emitter.body();
-  os << "// " << op.getLabel() << ": C[" << op.getM() << " x " << op.getN()
-     << "] = " << op.getAlpha().convertToDouble() << " * op(A)[" << op.getM()
-     << " x " << op.getK() << "] op(B), batch " << op.getBatchCount()
-     << "\n{\n";
-  os.indent() << "const float alpha = "
-              << hexFloat(op.getAlpha().convertToDouble()) << ";\n";
+  printGemmHeading(os, op);
   os << "if (sluice_cpu_gemm(" << cppBool(op.getTransA()) << ", "
      << cppBool(op.getTransB()) << ", " << op.getM() << "LL, " << op.getN()
      << "LL, " << op.getK() << "LL, alpha, (const "
@@ -54,16 +49,40 @@ LogicalResult printOperation(HostEmitter &emitter, exec::GemmOp op) {
   os.unindent() << "}\n";
   return success();
 }
+
+LogicalResult printOperation(HostEmitter &emitter, exec::LaunchOp op) {
+  raw_indented_ostream &os = emitter.body();
+  os << "// " << op.getLabel() << "\n";
+  for (auto [output, bytes] : llvm::zip_equal(op.getOutputs(),
+                                               op.getClearBytes())) {
+    if (!bytes)
+      continue;
+    FailureOr<std::string> pointer = HostEmitter::pointer(output);
+    if (failed(pointer))
+      return failure();
+    os << "memset((void *)(" << *pointer << "), 0, " << bytes << "ULL);\n";
+  }
+  os << op.getKernel();
+  return printLaunchArguments(os, op);
+}
+
+LogicalResult printOperation(HostEmitter &emitter, exec::CopyOp op) {
+  FailureOr<std::string> source = HostEmitter::pointer(op.getSource());
+  FailureOr<std::string> target = HostEmitter::pointer(op.getTarget());
+  if (failed(source) || failed(target))
+    return failure();
+  emitter.body() << "memcpy((void *)" << *target << ", (const void *)("
+                 << *source << "), " << op.getBytes() << "ULL);\n";
+  return success();
+}
 } // namespace
 
 LogicalResult mlir::sluice::target::printCppOperation(HostEmitter &emitter,
                                                       Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](exec::GemmOp gemm) { return printOperation(emitter, gemm); })
-      // Pointers are expressions, printed where they are used.
-      .Case<exec::ArgOp, exec::ArenaOp, exec::ScratchOp>(
-          [](Operation *) { return success(); })
-      .Default([](Operation *other) {
-        return other->emitOpError() << "cannot be printed as C++";
+      .Case<exec::GemmOp, exec::LaunchOp, exec::CopyOp>(
+          [&](auto typed) { return printOperation(emitter, typed); })
+      .Default([&](Operation *other) {
+        return printSharedOperation(emitter, other, "C++");
       });
 }

@@ -118,14 +118,8 @@ LogicalResult printOperation(HostEmitter &emitter, exec::GemmOp op) {
   if (failed(a) || failed(b) || failed(c))
     return failure();
   raw_indented_ostream &os = emitter.body();
-  os << "// " << op.getLabel() << ": C[" << op.getM() << " x " << op.getN()
-     << "] = " << op.getAlpha().convertToDouble() << " * op(A)[" << op.getM()
-     << " x " << op.getK() << "] op(B), batch " << op.getBatchCount()
-     << "\n{\n";
-  os.indent() << "const float alpha = " << hexFloat(
-                                               op.getAlpha().convertToDouble())
-              << ";\n"
-              << "const float beta = 0.0f;\n";
+  printGemmHeading(os, op);
+  os << "const float beta = 0.0f;\n";
   if (op.getEpilogue() != exec::BlasEpilogue::none) {
     printLtDescriptors(emitter, op);
     std::string s = std::to_string(*op.getDescriptor());
@@ -162,16 +156,48 @@ LogicalResult printOperation(HostEmitter &emitter, exec::GemmOp op) {
   os.unindent() << "}\n";
   return success();
 }
+
+LogicalResult printOperation(HostEmitter &emitter, exec::LaunchOp op) {
+  raw_indented_ostream &os = emitter.body();
+  os << "// " << op.getLabel() << "\n";
+  for (auto [output, bytes] : llvm::zip_equal(op.getOutputs(),
+                                               op.getClearBytes())) {
+    if (!bytes)
+      continue;
+    FailureOr<std::string> pointer = HostEmitter::pointer(output);
+    if (failed(pointer))
+      return failure();
+    os << "SLUICE_CHECK_CUDA(cudaMemsetAsync((void *)(" << *pointer << "), 0, "
+       << bytes << "ULL, stream), \"clearing a packed mask of "
+       << op.getLabel() << "\");\n";
+  }
+  os << op.getKernel() << "<<<" << op.getGrid() << ", " << op.getThreads()
+     << ", 0, stream>>>";
+  if (failed(printLaunchArguments(os, op)))
+    return failure();
+  os << "SLUICE_CHECK_LAUNCH(\"" << op.getLabel() << "\");\n";
+  return success();
+}
+
+LogicalResult printOperation(HostEmitter &emitter, exec::CopyOp op) {
+  FailureOr<std::string> source = HostEmitter::pointer(op.getSource());
+  FailureOr<std::string> target = HostEmitter::pointer(op.getTarget());
+  if (failed(source) || failed(target))
+    return failure();
+  emitter.body() << "SLUICE_CHECK_CUDA(cudaMemcpyAsync((void *)" << *target
+                 << ", (const void *)(" << *source << "), " << op.getBytes()
+                 << "ULL, cudaMemcpyDeviceToDevice, stream), \"copy into "
+                 << *target << "\");\n";
+  return success();
+}
 } // namespace
 
 LogicalResult mlir::sluice::target::printCudaOperation(HostEmitter &emitter,
                                                        Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](exec::GemmOp gemm) { return printOperation(emitter, gemm); })
-      // Pointers are expressions, printed where they are used.
-      .Case<exec::ArgOp, exec::ArenaOp, exec::ScratchOp>(
-          [](Operation *) { return success(); })
-      .Default([](Operation *other) {
-        return other->emitOpError() << "cannot be printed as CUDA";
+      .Case<exec::GemmOp, exec::LaunchOp, exec::CopyOp>(
+          [&](auto typed) { return printOperation(emitter, typed); })
+      .Default([&](Operation *other) {
+        return printSharedOperation(emitter, other, "CUDA");
       });
 }

@@ -1,0 +1,117 @@
+//===- ModuleEmitter.h - the emitter of one module --------------*- C++ -*-===//
+//
+// Private to lib/Codegen/Emit: ModuleEmitter.cpp walks the graphs,
+// ModuleSkeleton.cpp prints the module around the entry points (context,
+// create/destroy, the ABI tables, the header).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SLUICE_LIB_CODEGEN_EMIT_MODULEEMITTER_H
+#define SLUICE_LIB_CODEGEN_EMIT_MODULEEMITTER_H
+
+#include "EmitInternal.h"
+
+#include "dialects/sluice_exec/ExecOps.h"
+
+#include "sluice/Codegen/GemmMapping.h"
+#include "sluice/Codegen/MemoryPlan.h"
+#include "sluice/Target/HostEmitter.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::sluice::emit {
+
+/// One field of an args struct: a boundary tensor.
+struct Field {
+  std::string name, ident;
+  NamedTensorType type;
+  bool output = false;
+};
+
+/// Walks the fused graphs of one module: builds its sluice_exec entries
+/// (decided once, printed by lib/Target), the generated kernels, and the
+/// module around them (ModuleSkeleton.cpp).
+class ModuleEmitter {
+public:
+  ModuleEmitter(ModuleOp module, EmitTarget target, StringRef name)
+      : module(module), target(target), name(sanitizeModuleName(name)),
+        fileStem(moduleFileStem(name)), execBuilder(module.getContext()) {
+    module.getContext()->getOrLoadDialect<exec::ExecDialect>();
+    execModule = ModuleOp::create(module.getLoc());
+  }
+  FailureOr<EmittedModule> run();
+
+private:
+  bool isCuda() const { return target == EmitTarget::Cuda; }
+  LogicalResult collect();
+  LogicalResult emitPhase(GraphOp graph, bool backward, llvm::raw_ostream &os);
+  LogicalResult emitFused(KernelOp kernel, llvm::raw_ostream &os);
+  LogicalResult emitGemm(KernelOp kernel, llvm::raw_ostream &os);
+  LogicalResult emitLeftover(KernelOp kernel, StringRef what,
+                             ArrayRef<Operation *> ops, ArrayRef<Value> outputs,
+                             ArrayRef<Value> outputPointers, Value cPointer,
+                             function_ref<Value(Value)> outerValue,
+                             llvm::raw_ostream &os);
+  FailureOr<std::pair<exec::BlasEpilogue, Value>>
+  foldedEpilogue(KernelOp kernel, const GemmMapping &g,
+                 ArrayRef<Operation *> epilogue,
+                 function_ref<Value(Value)> outerValue);
+  /// The sluice_exec pointer of a top-level value (an arena view is made
+  /// on first use), or failure with a diagnostic.
+  FailureOr<Value> addressOf(Value value, Operation *user);
+  /// The C expression of addressOf(value, user).
+  FailureOr<std::string> pointerOf(Value value, Operation *user);
+  /// A boundary tensor's field of the args struct.
+  Value argPointer(StringRef canonicalName);
+  /// Prints `op` with the target's printer into the statements of `os`.
+  LogicalResult print(Operation *op, llvm::raw_ostream &os);
+  std::string header() const;
+  /// The source file: prelude, lifecycle, the entry points `phases`, the
+  /// generic entry points.
+  std::string source(StringRef phases) const;
+  /// Includes, the context struct, sluice_fail and the kernels.
+  void printPrelude(llvm::raw_ostream &os) const;
+  /// destroy, create and last_error.
+  void printLifecycle(llvm::raw_ostream &os) const;
+  /// sluice_module_name ... sluice_run, and sluice_profile.
+  void printGenericEntryPoints(llvm::raw_ostream &os) const;
+  /// Events (CUDA) or times (CPU) per phase in the context.
+  size_t profileSlots() const;
+  std::string fieldsOf(ArrayRef<Field> fields, bool inputsConst) const;
+
+  ModuleOp module;
+  EmitTarget target;
+  std::string name;
+  /// The stem of the emitted file names.
+  std::string fileStem;
+  MemoryPlan plan;
+  GraphOp forward, backward;
+  std::vector<Field> forwardFields, backwardFields;
+  /// The sluice_exec pointer of every top-level value met so far.
+  llvm::DenseMap<Value, Value> pointers;
+  /// The emission-level IR built while walking the graphs: one
+  /// sluice_exec.entry per phase.
+  OwningOpRef<ModuleOp> execModule;
+  OpBuilder execBuilder;
+  target::HostEmitter printer;
+  /// Top-level values stored one bit per element (and their views).
+  llvm::DenseSet<Value> packedValues;
+  std::string kernelText;
+  llvm::raw_string_ostream kernels{kernelText};
+  unsigned kernelCount = 0, ltCount = 0;
+  /// Per phase, the description of every top-level kernel in launch order
+  /// (the rows of sluice_profile).
+  std::vector<std::string> profiledKernels[2];
+  uint64_t scratchBytes = 0;
+};
+
+} // namespace mlir::sluice::emit
+
+#endif // SLUICE_LIB_CODEGEN_EMIT_MODULEEMITTER_H

@@ -1,0 +1,30 @@
+// Host statements around generated kernels printed as CUDA: the timers of
+// a profiled kernel, a launch on the stream with its grid and block (a
+// packed mask output cleared first, pointers cast to the kernel's parameter
+// types, i1 as 32-bit words) and its launch check, and a copy of an output
+// that aliases another value.
+// RUN: sluice-translate --sluice-to-cuda %s | FileCheck %s
+
+// CHECK-LABEL: /* entry tiny_forward */
+// CHECK-NEXT: SLUICE_PROFILE_BEGIN(0, 2);
+// CHECK-NEXT: // kernel 'k1' (fused: softmax, dropout)
+// CHECK-NEXT: SLUICE_CHECK_CUDA(cudaMemsetAsync((void *)((ctx->arena + 512ULL)), 0, 8ULL, stream), "clearing a packed mask of kernel 'k1' (fused: softmax, dropout)");
+// CHECK-NEXT: sluice_kernel_1_k1<<<6, 32, 0, stream>>>((const sluice_f16 *)(args->x), (const float *)((ctx->arena + 0ULL)), (sluice_bf16 *)(args->y), (uint32_t *)((ctx->arena + 512ULL)), args->seed);
+// CHECK-NEXT: SLUICE_CHECK_LAUNCH("kernel 'k1' (fused: softmax, dropout)");
+// CHECK-NEXT: SLUICE_PROFILE_END(0, 2);
+// CHECK-NEXT: SLUICE_CHECK_CUDA(cudaMemcpyAsync((void *)args->z, (const void *)((ctx->arena + 0ULL)), 96ULL, cudaMemcpyDeviceToDevice, stream), "copy into args->z");
+// CHECK-NOT: SLUICE
+sluice_exec.entry @tiny_forward {
+  %x = sluice_exec.arg "x"
+  %t = sluice_exec.arena 0
+  %y = sluice_exec.arg "y"
+  %m = sluice_exec.arena 512
+  sluice_exec.timer_begin 0, 2
+  sluice_exec.launch @sluice_kernel_1_k1 grid 6 threads 32 (%x, %t) -> (%y, %m)
+      {input_types = [f16, f32], output_types = [bf16, i1],
+       clear_bytes = array<i64: 0, 8>,
+       label = "kernel 'k1' (fused: softmax, dropout)"}
+  sluice_exec.timer_end 0, 2
+  %z = sluice_exec.arg "z"
+  sluice_exec.copy %t -> %z bytes 96
+}
