@@ -166,6 +166,49 @@ static std::optional<uint64_t> primitiveFlop(Operation *op) {
       .Default([](Operation *) { return uint64_t(0); });
 }
 
+FailureOr<SmallVector<ChargedTensor>>
+mlir::sluice::chargedTensors(Operation *op) {
+  SmallVector<ChargedTensor> tensors;
+  auto overflow = [&](StringRef what) {
+    op->emitOpError() << "its " << what << " count overflows 64 bits";
+    return failure();
+  };
+  // Each distinct operand once (a renamed view is its source tensor).
+  llvm::SmallDenseSet<Value> seen;
+  for (Value operand : op->getOperands()) {
+    Value source = resolveView(operand);
+    if (!seen.insert(source).second)
+      continue;
+    std::optional<uint64_t> bytes = tensorBytes(operand);
+    // A bit-packed mask is read at one bit per element too.
+    bool packed = false;
+    if (auto producer = source.getDefiningOp<KernelOp>();
+        bytes && producer &&
+        producer.isPacked(llvm::cast<OpResult>(source).getResultNumber())) {
+      bytes = (*tensorElements(source) + 7) / 8;
+      packed = true;
+    }
+    if (!bytes)
+      return overflow("bytes-read");
+    tensors.push_back({operand, *bytes, /*written=*/false, packed});
+  }
+  auto kernel = llvm::dyn_cast<KernelOp>(op);
+  for (Value result : op->getResults()) {
+    std::optional<uint64_t> bytes = tensorBytes(result);
+    // A bit-packed mask takes one bit per element.
+    bool packed = false;
+    if (bytes && kernel &&
+        kernel.isPacked(llvm::cast<OpResult>(result).getResultNumber())) {
+      bytes = (*tensorElements(result) + 7) / 8;
+      packed = true;
+    }
+    if (!bytes)
+      return overflow("bytes-written");
+    tensors.push_back({result, *bytes, /*written=*/true, packed});
+  }
+  return tensors;
+}
+
 FailureOr<Cost> mlir::sluice::countOp(Operation *op) {
   Cost cost;
   auto overflow = [&](StringRef what) {
@@ -176,32 +219,13 @@ FailureOr<Cost> mlir::sluice::countOp(Operation *op) {
   if (!flop)
     return overflow("flop");
   cost.flop = *flop;
-  // Each distinct operand once (a renamed view is its source tensor).
-  llvm::SmallDenseSet<Value> seen;
-  for (Value operand : op->getOperands()) {
-    Value source = resolveView(operand);
-    if (!seen.insert(source).second)
-      continue;
-    std::optional<uint64_t> bytes = tensorBytes(operand);
-    // A bit-packed mask is read at one bit per element too.
-    if (auto producer = source.getDefiningOp<KernelOp>();
-        bytes && producer &&
-        producer.isPacked(llvm::cast<OpResult>(source).getResultNumber()))
-      bytes = (*tensorElements(source) + 7) / 8;
-    if (!bytes ||
-        __builtin_add_overflow(cost.bytesRead, *bytes, &cost.bytesRead))
-      return overflow("bytes-read");
-  }
-  auto kernel = llvm::dyn_cast<KernelOp>(op);
-  for (Value result : op->getResults()) {
-    std::optional<uint64_t> bytes = tensorBytes(result);
-    // A bit-packed mask takes one bit per element.
-    if (bytes && kernel &&
-        kernel.isPacked(llvm::cast<OpResult>(result).getResultNumber()))
-      bytes = (*tensorElements(result) + 7) / 8;
-    if (!bytes ||
-        __builtin_add_overflow(cost.bytesWritten, *bytes, &cost.bytesWritten))
-      return overflow("bytes-written");
+  FailureOr<SmallVector<ChargedTensor>> tensors = chargedTensors(op);
+  if (failed(tensors))
+    return failure();
+  for (const ChargedTensor &tensor : *tensors) {
+    uint64_t &sum = tensor.written ? cost.bytesWritten : cost.bytesRead;
+    if (__builtin_add_overflow(sum, tensor.bytes, &sum))
+      return overflow(tensor.written ? "bytes-written" : "bytes-read");
   }
   return cost;
 }

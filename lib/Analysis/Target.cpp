@@ -9,6 +9,8 @@
 
 #include "sluice/Analysis/Target.h"
 
+#include "JsonFile.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -195,15 +197,9 @@ Error readPeaks(FieldReader &parent, StringRef group, StringRef f32Name,
 
 Expected<GpuTarget> mlir::sluice::parseTarget(StringRef text,
                                               StringRef origin) {
-  Expected<json::Value> root = json::parse(text);
-  if (!root) {
-    std::string message;
-    llvm::raw_string_ostream os(message);
-    llvm::logAllUnhandledErrors(root.takeError(), os);
-    StringRef trimmed = StringRef(message).rtrim();
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   origin + ": invalid JSON " + trimmed);
-  }
+  Expected<json::Value> root = detail::parseJson(text, origin);
+  if (!root)
+    return root.takeError();
   const json::Object *object = root->getAsObject();
   if (!object)
     return llvm::createStringError(
@@ -264,12 +260,10 @@ Expected<GpuTarget> mlir::sluice::parseTarget(StringRef text,
 }
 
 Expected<GpuTarget> mlir::sluice::loadTargetFile(StringRef path) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      detail::readFile(path, "target file");
   if (!buffer)
-    return llvm::createStringError(buffer.getError(),
-                                   "cannot read target file '" + path +
-                                       "': " + buffer.getError().message());
+    return buffer.takeError();
   return parseTarget((*buffer)->getBuffer(), path);
 }
 

@@ -1,5 +1,7 @@
 //===- JsonReport.cpp - report.json ---------------------------------------===//
 
+#include "PredictionReport.h"
+
 #include "sluice/Report/Report.h"
 
 #include <nlohmann/json.hpp>
@@ -134,6 +136,8 @@ std::string mlir::sluice::renderJsonReport(const ModuleCounts &counts,
     totals["arena_lower_bound_bytes"] = plan->maxLiveBytes;
   }
   report["totals"] = std::move(totals);
+  if (context.prediction)
+    report["prediction"] = predictionToJson(*context.prediction);
   if (const MemoryPlan *plan = context.memoryPlan) {
     json arena = json::array();
     for (const ArenaBuffer &buffer : plan->buffers)

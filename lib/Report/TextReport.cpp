@@ -1,5 +1,7 @@
 //===- TextReport.cpp - report.md and the summary table -------------------===//
 
+#include "PredictionReport.h"
+
 #include "sluice/Report/Report.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -168,6 +170,8 @@ std::string mlir::sluice::renderSummaryTable(const ModuleCounts &counts,
     os << line << "\n";
   if (context.memoryPlan)
     os << describeMemoryPlan(*context.memoryPlan) << "\n";
+  if (context.prediction)
+    os << describePrediction(*context.prediction) << "\n";
   return text;
 }
 
@@ -228,5 +232,7 @@ std::string mlir::sluice::renderMarkdownReport(const ModuleCounts &counts,
   }
   if (context.memoryPlan)
     os << "\n" << describeMemoryPlan(*context.memoryPlan) << "\n";
+  if (context.prediction)
+    os << renderPredictionMarkdown(*context.prediction);
   return text;
 }

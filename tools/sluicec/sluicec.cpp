@@ -13,6 +13,7 @@
 
 #include "RunCommand.h"
 
+#include "sluice/Analysis/ModuleCost.h"
 #include "sluice/Analysis/Target.h"
 #include "sluice/Codegen/Emit.h"
 #include "sluice/Pipeline/CompileModule.h"
@@ -111,6 +112,11 @@ static cl::opt<bool>
                        "Graphviz dot) and roofline.svg into the output "
                        "directory; report.md links them"),
               cl::sub(cl::SubCommand::getTopLevel()));
+static cl::opt<std::string> profilePath(
+    "profile",
+    cl::desc("A measured profile database (JSON) whose kernel times override "
+             "the cost model's (docs/Layout.md)"),
+    cl::value_desc("file"), cl::sub(cl::SubCommand::getTopLevel()));
 static cl::opt<bool> quiet("quiet", cl::desc("Do not print the summary table"),
                            cl::sub(cl::SubCommand::getTopLevel()));
 
@@ -232,8 +238,33 @@ static LogicalResult compileToDirectory() {
                  << "\n";
     return failure();
   }
-  if (*target)
+  std::optional<ModulePrediction> prediction;
+  if (*target) {
     reportContext.target = &**target;
+    std::optional<ProfileDatabase> profile;
+    if (!profilePath.empty()) {
+      llvm::Expected<ProfileDatabase> loaded =
+          loadProfileDatabase(profilePath, (*target)->name);
+      if (!loaded) {
+        llvm::errs() << "sluicec: error: "
+                     << llvm::toString(loaded.takeError()) << "\n";
+        return failure();
+      }
+      profile = std::move(*loaded);
+    }
+    FailureOr<ModulePrediction> predicted = predictModule(
+        compilation->counts, **target, profile ? &*profile : nullptr);
+    if (failed(predicted))
+      return failure();
+    prediction = std::move(*predicted);
+    reportContext.prediction = &*prediction;
+  } else if (!profilePath.empty()) {
+    llvm::errs() << "sluicec: error: --profile needs a target: the "
+                    "architecture '"
+                 << targetArch(*compilation->module)
+                 << "' has no default; pass --target\n";
+    return failure();
+  }
   reportContext.pictures = drawGraph;
 
   std::string graphText;

@@ -110,6 +110,22 @@ OpClass classifyOp(Operation *op);
 LogicalResult countBaseline(ModuleOp module, PhaseBytes &baseline,
                             PhaseBytes &lowerBound);
 
+/// One tensor an op is charged for: an operand read (each distinct source
+/// tensor once; a view is its source) or a result written.
+struct ChargedTensor {
+  /// The operand or result as the op sees it (its type carries the layout).
+  Value value;
+  uint64_t bytes = 0;
+  bool written = false;
+  /// A bit-packed mask, charged one bit per element.
+  bool packed = false;
+};
+
+/// The tensors `op` reads and writes and the bytes charged for each: the
+/// byte half of countOp, for analyses that need bytes per tensor (the cost
+/// model). Emits an error at the op and fails on overflow.
+FailureOr<SmallVector<ChargedTensor>> chargedTensors(Operation *op);
+
 /// Counts one counted op. Emits an error at the op and fails if a number
 /// overflows 64 bits.
 FailureOr<Cost> countOp(Operation *op);

@@ -10,6 +10,7 @@
 #define SLUICE_REPORT_REPORT_H
 
 #include "sluice/Analysis/DataMovement.h"
+#include "sluice/Analysis/ModuleCost.h"
 #include "sluice/Analysis/Target.h"
 #include "sluice/Codegen/MemoryPlan.h"
 #include "sluice/Spec/LayerSpec.h"
@@ -36,6 +37,8 @@ struct ReportContext {
   /// True when graph.svg and roofline.svg are written beside the report
   /// (`sluicec --graph`): report.md links and embeds them.
   bool pictures = false;
+  /// The cost model's predicted kernel times on `target`, when made.
+  const ModulePrediction *prediction = nullptr;
 };
 
 /// report.json: {name, input, spec?, ops: [...], totals: {...}}.
@@ -67,6 +70,10 @@ std::string describeMemoryPlan(const MemoryPlan &plan);
 /// One line describing a target ("v100: Tesla V100-SXM2 …, sm_70, 80 SMs,
 /// 900 GB/s, …").
 std::string describeTarget(const GpuTarget &target);
+
+/// "predicted on v100: forward 1.234 ms, backward 2.345 ms, total 3.579 ms
+/// (43 kernels)".
+std::string describePrediction(const ModulePrediction &prediction);
 
 /// One line describing a spec ("encoder, post-LN, b=8 s=512 …").
 std::string describeSpec(const LayerSpec &spec);

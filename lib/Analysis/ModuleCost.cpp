@@ -1,0 +1,277 @@
+//===- ModuleCost.cpp - predicted times of a module's kernels -------------===//
+//
+// Reads each kernel's layout and configuration from the IR and hands the
+// cost model plain shapes: a fused kernel's thread schedule
+// (sluice/Codegen/Schedule.h) and how each charged tensor lies against it;
+// a GEMM kernel's strided-batched mapping (sluice/Codegen/GemmMapping.h).
+// The bytes are always the accounting's (chargedTensors).
+//
+//===----------------------------------------------------------------------===//
+
+#include "sluice/Analysis/ModuleCost.h"
+
+#include "sluice/Codegen/GemmMapping.h"
+#include "sluice/Codegen/Schedule.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::sluice;
+
+namespace {
+
+/// The type a kernel's charged tensor has inside the kernel, where its dims
+/// carry the iteration space's names: a result's own type, an operand's
+/// block argument, or the rename of it that the members read.
+NamedTensorType innerType(KernelOp kernel, const ChargedTensor &tensor) {
+  auto type = llvm::cast<NamedTensorType>(tensor.value.getType());
+  if (tensor.written)
+    return type;
+  for (auto [index, operand] : llvm::enumerate(kernel->getOperands())) {
+    if (operand != tensor.value)
+      continue;
+    BlockArgument argument = kernel.getBlock().getArgument(index);
+    for (Operation *user : argument.getUsers())
+      if (auto rename = llvm::dyn_cast<RenameOp>(user))
+        return llvm::cast<NamedTensorType>(rename.getResult().getType());
+    return type;
+  }
+  return type;
+}
+
+/// How `type` lies against `schedule` (docs/Layout.md, "Memory-bound
+/// kernels"): the run of bytes contiguous along the threads' fastest index,
+/// the bytes one thread moves per access, and the reuse window of a strided
+/// tensor.
+TensorAccess accessOf(NamedTensorType type, const ChargedTensor &tensor,
+                      const KernelSchedule &schedule) {
+  TensorAccess access;
+  access.bytes = tensor.bytes;
+  access.written = tensor.written;
+  int64_t element = type.getElementByteWidth();
+  if (tensor.packed) {
+    // One 32-bit word of mask bits per access, in element order.
+    access.accessBytes = 4;
+    access.runBytes = CostModelConstants::kSectorBytes;
+    return access;
+  }
+  // The iteration dims this tensor has, fastest first.
+  SmallVector<std::pair<StringRef, int64_t>> order;
+  auto add = [&](ArrayRef<std::string> names, ArrayRef<int64_t> sizes) {
+    for (int64_t i = int64_t(names.size()) - 1; i >= 0; --i)
+      if (type.hasDim(names[i]))
+        order.emplace_back(names[i], sizes[i]);
+  };
+  add(schedule.innerDims, schedule.innerSizes);
+  add(schedule.outerDims, schedule.outerSizes);
+  // The run: layout dims from the innermost out that follow that order.
+  ArrayRef<StringAttr> layout = type.getDimNames();
+  int64_t runElements = 1;
+  size_t matched = 0;
+  while (matched < order.size() && matched < layout.size() &&
+         layout[layout.size() - 1 - matched].getValue() ==
+             order[matched].first)
+    runElements *= order[matched++].second;
+  access.runBytes = runElements * element;
+  bool alongVector = !schedule.innerDims.empty() && matched > 0 &&
+                     order.front().first == schedule.innerDims.back();
+  access.accessBytes =
+      alongVector ? schedule.vectorWidth * element : element;
+  if (matched == 0 && !layout.empty()) {
+    // Strided: the sectors touched between two visits of one sector are
+    // one per point of the faster iteration dims the tensor has.
+    StringRef innermost = layout.back().getValue();
+    int64_t window = CostModelConstants::kSectorBytes;
+    for (auto &[name, size] : order) {
+      if (name == innermost)
+        break;
+      window *= size;
+    }
+    access.reuseWindowBytes = window;
+  }
+  return access;
+}
+
+/// The lanes a schedule launches against the points it covers.
+void laneCounts(const KernelSchedule &schedule, MemoryKernelShape &shape) {
+  shape.usefulLanes = schedule.innerCount;
+  if (schedule.mode == ScheduleMode::RowBlock) {
+    shape.launchedLanes = schedule.threadsPerBlock * schedule.elementsPerThread;
+    return;
+  }
+  int64_t groups =
+      (schedule.innerCount + schedule.vectorWidth - 1) / schedule.vectorWidth;
+  int64_t threads = schedule.threadsPerBlock * schedule.gridSize;
+  int64_t iterations = (groups + threads - 1) / threads;
+  shape.launchedLanes = iterations * threads * schedule.vectorWidth;
+}
+
+/// A memory-bound kernel with ideal accesses: what the model assumes for
+/// an op it cannot schedule (a composite before decomposition).
+MemoryKernelShape idealShape(ArrayRef<ChargedTensor> tensors, uint64_t flop,
+                             const GpuTarget &target) {
+  MemoryKernelShape shape;
+  shape.flop = flop;
+  shape.threadsPerBlock = 256;
+  shape.gridSize = target.smCount * (target.maxThreadsPerSm / 256);
+  for (const ChargedTensor &tensor : tensors) {
+    TensorAccess access;
+    access.bytes = tensor.bytes;
+    access.written = tensor.written;
+    access.accessBytes = 16;
+    access.runBytes = CostModelConstants::kSectorBytes;
+    shape.tensors.push_back(access);
+  }
+  return shape;
+}
+
+/// The schedule of a fused kernel or a lone primitive, without diagnostics.
+FailureOr<KernelSchedule> quietSchedule(Operation *op) {
+  ScopedDiagnosticHandler silence(op->getContext(),
+                                  [](Diagnostic &) { return success(); });
+  if (auto kernel = llvm::dyn_cast<KernelOp>(op))
+    return scheduleKernel(kernel);
+  return scheduleOps({op});
+}
+
+KernelPrediction predictFused(const OpCount &count,
+                              ArrayRef<ChargedTensor> tensors,
+                              const GpuTarget &target) {
+  FailureOr<KernelSchedule> schedule = quietSchedule(count.op);
+  if (failed(schedule))
+    return predictMemoryKernel(idealShape(tensors, count.cost.flop, target),
+                               target);
+  MemoryKernelShape shape;
+  shape.flop = count.cost.flop;
+  shape.threadsPerBlock = schedule->threadsPerBlock;
+  shape.gridSize = schedule->gridSize;
+  laneCounts(*schedule, shape);
+  auto kernel = llvm::dyn_cast<KernelOp>(count.op);
+  for (const ChargedTensor &tensor : tensors) {
+    NamedTensorType type =
+        kernel ? innerType(kernel, tensor)
+               : llvm::cast<NamedTensorType>(tensor.value.getType());
+    shape.tensors.push_back(accessOf(type, tensor, *schedule));
+  }
+  return predictMemoryKernel(shape, target);
+}
+
+/// The contraction a gemm kernel (or a lone contraction) runs.
+ContractOp contractionOf(Operation *op) {
+  if (auto contract = llvm::dyn_cast<ContractOp>(op))
+    return contract;
+  if (auto kernel = llvm::dyn_cast<KernelOp>(op))
+    for (Operation &member : kernel.getBlock())
+      if (auto contract = llvm::dyn_cast<ContractOp>(member))
+        return contract;
+  return {};
+}
+
+KernelPrediction predictContraction(const OpCount &count, ContractOp contract,
+                                    const GpuTarget &target) {
+  GemmShape shape;
+  shape.flop = count.cost.flop;
+  shape.bytes = count.cost.bytesMoved().value_or(UINT64_MAX);
+  NamedTensorType lhs = contract.getLhs().getType();
+  shape.elementType.clear();
+  llvm::raw_string_ostream(shape.elementType) << lhs.getElementType();
+  shape.elementBytes = lhs.getElementByteWidth();
+  FailureOr<GemmMapping> mapping = mapContraction(
+      lhs, contract.getRhs().getType(), contract.getResult().getType());
+  if (succeeded(mapping)) {
+    shape.m = mapping->m;
+    shape.n = mapping->n;
+    shape.k = mapping->k;
+    shape.batch = mapping->batchCount;
+    shape.transA = mapping->transA;
+    shape.transB = mapping->transB;
+    shape.lda = mapping->lda;
+    shape.ldb = mapping->ldb;
+    shape.ldc = mapping->ldc;
+  } else {
+    // No single GEMM (legalization has not run): a square GEMM of the same
+    // flop, aligned, so that only the roofline and depth remain.
+    double side = std::cbrt(double(count.cost.flop) / 2);
+    shape.m = shape.n = shape.k = std::max<int64_t>(1, int64_t(side));
+    shape.lda = shape.ldb = shape.ldc = 16;
+  }
+  return predictGemm(shape, target);
+}
+
+std::string joinTypes(TypeRange types) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "(";
+  llvm::interleave(types, os, ", ");
+  os << ")";
+  return text;
+}
+
+} // namespace
+
+std::string mlir::sluice::kernelSignature(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (auto kernel = llvm::dyn_cast<KernelOp>(op)) {
+    os << stringifyKernelKind(kernel.getKind()) << ":";
+    llvm::interleave(
+        kernel.getBlock().without_terminator(), os,
+        [&](Operation &member) { os << member.getName().stripDialect(); },
+        ",");
+    if (std::optional<StringRef> epilogue = kernel.getEpilogue())
+      os << "+" << *epilogue;
+  } else {
+    os << "op:" << op->getName().stripDialect();
+  }
+  return text;
+}
+
+std::string mlir::sluice::kernelLayout(Operation *op) {
+  return joinTypes(op->getOperandTypes()) + " -> " +
+         joinTypes(op->getResultTypes());
+}
+
+FailureOr<KernelPrediction> mlir::sluice::predictOp(const OpCount &count,
+                                                    const GpuTarget &target) {
+  FailureOr<SmallVector<ChargedTensor>> tensors = chargedTensors(count.op);
+  if (failed(tensors))
+    return failure();
+  if (ContractOp contract = contractionOf(count.op))
+    return predictContraction(count, contract, target);
+  return predictFused(count, *tensors, target);
+}
+
+FailureOr<ModulePrediction>
+mlir::sluice::predictModule(const ModuleCounts &counts,
+                            const GpuTarget &target,
+                            const ProfileDatabase *profile) {
+  ModulePrediction result;
+  result.targetName = target.name;
+  for (const OpCount &count : counts.ops) {
+    PredictedKernel kernel;
+    kernel.name = count.name;
+    kernel.phase = count.phase;
+    kernel.signature = kernelSignature(count.op);
+    kernel.layout = kernelLayout(count.op);
+    FailureOr<KernelPrediction> prediction = predictOp(count, target);
+    if (failed(prediction))
+      return failure();
+    kernel.prediction = std::move(*prediction);
+    if (profile)
+      if (std::optional<double> measured =
+              profile->lookup(kernel.signature, kernel.layout)) {
+        kernel.prediction.seconds = *measured;
+        kernel.prediction.measured = true;
+        setFractionOfPeak(kernel.prediction);
+        ++result.measuredKernels;
+      }
+    result.phaseSeconds[static_cast<unsigned>(count.phase)] +=
+        kernel.prediction.seconds;
+    result.totalSeconds += kernel.prediction.seconds;
+    result.kernels.push_back(std::move(kernel));
+  }
+  return result;
+}
