@@ -4,6 +4,7 @@
 
 #include "dialects/sluice/SluicePasses.h"
 #include "sluice/Spec/EncoderBuilder.h"
+#include "sluice/Support/InputLimits.h"
 
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
@@ -78,19 +79,63 @@ void mlir::sluice::registerSluiceDialects(DialectRegistry &registry) {
 }
 
 /// Parses a .mlir graph file; the source manager's diagnostics name the file,
-/// line and column.
+/// line and column. The file is bounded first (sluice/Support/InputLimits.h):
+/// a regular file of limited size and nesting, since the MLIR parser
+/// recurses once per nested region.
 static OwningOpRef<ModuleOp> loadGraphFile(MLIRContext &context,
                                            StringRef path) {
-  std::string message;
-  std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(path, &message);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> file =
+      readBoundedFile(path, kMaxGraphFileBytes, "a .mlir graph");
   if (!file) {
-    emitError(UnknownLoc::get(&context))
-        << "cannot read '" << path << "': " << message;
+    emitError(UnknownLoc::get(&context)) << llvm::toString(file.takeError());
     return nullptr;
   }
+  if (failed(checkGraphText(context, (*file)->getBuffer(), path)))
+    return nullptr;
   llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
+  sourceMgr.AddNewSourceBuffer(std::move(*file), SMLoc());
   return parseSourceFile<ModuleOp>(sourceMgr, &context);
+}
+
+LogicalResult mlir::sluice::checkGraphText(MLIRContext &context,
+                                           StringRef text, StringRef path) {
+  StringRef start = text.ltrim();
+  if (start.starts_with("{") && !start.starts_with("{-#")) {
+    emitError(UnknownLoc::get(&context))
+        << path << ": the file starts like a JSON spec, but its name ends "
+        << "in .mlir, which selects the MLIR parser; name a spec *.json";
+    return failure();
+  }
+  if (std::optional<size_t> deep =
+          findExcessiveNesting(text, kMaxMlirNesting, /*lineComments=*/true)) {
+    auto [line, column] = getLineAndColumn(text, *deep);
+    emitError(FileLineColLoc::get(&context, path, line, column))
+        << "(), [] and {} nest deeper than " << kMaxMlirNesting
+        << " levels; refused before parsing";
+    return failure();
+  }
+  return success();
+}
+
+LogicalResult mlir::sluice::preScanInput(StringRef path) {
+  if (path == "-")
+    return success();
+  MLIRContext context(MLIRContext::Threading::DISABLED);
+  ScopedDiagnosticHandler handler(&context, [](Diagnostic &diag) {
+    llvm::errs() << "sluice-opt: ";
+    if (auto loc = llvm::dyn_cast<FileLineColLoc>(diag.getLocation()))
+      llvm::errs() << loc.getFilename().getValue() << ":" << loc.getLine()
+                   << ":" << loc.getColumn() << ": ";
+    llvm::errs() << "error: " << diag << "\n";
+    return success();
+  });
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> file =
+      readBoundedFile(path, kMaxGraphFileBytes, "a .mlir graph");
+  if (!file) {
+    emitError(UnknownLoc::get(&context)) << llvm::toString(file.takeError());
+    return failure();
+  }
+  return checkGraphText(context, (*file)->getBuffer(), path);
 }
 
 /// A module is a training module when its spec said so and autodiff has not

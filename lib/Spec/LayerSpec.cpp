@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "sluice/Spec/LayerSpec.h"
+#include "sluice/Spec/SpecLimits.h"
+#include "sluice/Support/InputLimits.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -89,18 +91,25 @@ namespace {
 
 /// A SAX handler that accepts everything, remembers the first syntax error
 /// (with its byte position) and the first key that appears twice in one
-/// object (which the DOM parser would silently drop).
+/// object (which the DOM parser would silently drop). Memory is linear in
+/// the input: each open container keeps the key it was opened under, and a
+/// dotted path is built only for the duplicate key reported.
 struct SyntaxChecker {
   std::optional<size_t> errorPosition;
   std::string errorMessage;
   std::optional<std::string> duplicateKey;
 
-  /// The keys seen in each open object, and the dotted path to each.
-  std::vector<std::set<std::string>> objectKeys;
-  std::vector<std::string> pathStack;
+  /// One open object or array.
+  struct Container {
+    bool isObject;
+    /// The key it was opened under in its parent object ("" at the top
+    /// level or in an array).
+    std::string key;
+    /// Its keys so far (objects only).
+    std::set<std::string> keys;
+  };
+  std::vector<Container> open;
   std::string lastKey;
-  /// For every open container: whether it is an object.
-  std::vector<bool> isObject;
 
   bool null() { return true; }
   bool boolean(bool) { return true; }
@@ -112,33 +121,25 @@ struct SyntaxChecker {
   bool string(json::string_t &) { return true; }
   bool binary(json::binary_t &) { return true; }
   bool start_object(size_t) {
-    pathStack.push_back(childPath());
-    objectKeys.emplace_back();
-    isObject.push_back(true);
+    open.push_back({true, childKey(), {}});
     return true;
   }
   bool key(json::string_t &name) {
     lastKey = name;
-    if (!objectKeys.back().insert(name).second && !duplicateKey) {
-      const std::string &parent = pathStack.back();
-      duplicateKey = parent.empty() ? name : parent + "." + name;
-    }
+    if (!open.back().keys.insert(name).second && !duplicateKey)
+      duplicateKey = pathTo(name);
     return true;
   }
   bool end_object() {
-    objectKeys.pop_back();
-    pathStack.pop_back();
-    isObject.pop_back();
+    open.pop_back();
     return true;
   }
   bool start_array(size_t) {
-    pathStack.push_back(childPath() + "[]");
-    isObject.push_back(false);
+    open.push_back({false, childKey(), {}});
     return true;
   }
   bool end_array() {
-    pathStack.pop_back();
-    isObject.pop_back();
+    open.pop_back();
     return true;
   }
   bool parse_error(size_t position, const std::string &,
@@ -151,14 +152,20 @@ struct SyntaxChecker {
   }
 
 private:
-  /// The path of a value that starts now.
-  std::string childPath() const {
-    if (isObject.empty())
-      return "";
-    if (!isObject.back())
-      return pathStack.back();
-    return pathStack.back().empty() ? lastKey
-                                    : pathStack.back() + "." + lastKey;
+  /// The key of a value that starts now in the innermost container.
+  std::string childKey() const {
+    return !open.empty() && open.back().isObject ? lastKey : "";
+  }
+  /// The dotted path of `name` in the innermost object, arrays as "[]".
+  std::string pathTo(StringRef name) const {
+    std::string path;
+    for (const Container &container : open) {
+      if (!container.key.empty())
+        path += (path.empty() ? "" : ".") + container.key;
+      if (!container.isObject)
+        path += "[]";
+    }
+    return path.empty() ? name.str() : path + "." + name.str();
   }
 };
 
@@ -178,15 +185,12 @@ std::string stripNlohmannPrefix(StringRef message) {
   return message.str();
 }
 
-/// The 1-based line and column of the byte at 0-based `offset`.
-std::pair<unsigned, unsigned> getLineAndColumn(StringRef text, size_t offset) {
-  offset = std::min(offset, text.size());
-  StringRef before = text.take_front(offset);
-  unsigned line = 1 + before.count('\n');
-  size_t lastNewline = before.rfind('\n');
-  unsigned column =
-      lastNewline == StringRef::npos ? offset + 1 : offset - lastNewline;
-  return {line, column};
+/// Whether `text` starts like an MLIR file (a module, a sluice op, a
+/// comment), for the hint that the extension chose the JSON parser.
+bool looksLikeMlir(StringRef text) {
+  text = text.ltrim();
+  return text.starts_with("module") || text.starts_with("sluice.") ||
+         text.starts_with("//") || text.starts_with("#");
 }
 
 //===----------------------------------------------------------------------===//
@@ -348,6 +352,8 @@ std::string SpecParser::defaultName() const {
   for (char &c : name)
     if (!llvm::isAlnum(c) && c != '_' && c != '.' && c != '-')
       c = '_';
+  if (name.size() > kMaxNameLength)
+    name.resize(kMaxNameLength);
   return name.empty() ? "layer" : name;
 }
 
@@ -495,6 +501,10 @@ Expected<LayerSpec> SpecParser::parse(const json &root) {
     if (!value->is_string())
       return fieldError("name", "expected a string, got " + describe(*value));
     spec.name = value->get<std::string>();
+    if (spec.name.size() > kMaxNameLength)
+      return fieldError("name", "the name has " + Twine(spec.name.size()) +
+                                    " characters; at most " +
+                                    Twine(kMaxNameLength) + " are allowed");
     if (!isValidName(spec.name))
       return fieldError("name", "invalid name " + describe(*value) +
                                     "; a name is one or more of A-Z a-z "
@@ -591,6 +601,17 @@ Expected<LayerSpec> mlir::sluice::parseLayerSpec(StringRef text,
                                    path +
                                        ": the file is empty; expected a JSON "
                                        "object");
+  // Bounded before the parsers see it: nlohmann's DOM nests a value per
+  // level, so the depth is checked by a linear scan first.
+  if (std::optional<size_t> deep =
+          findExcessiveNesting(text, kMaxJsonDepth, /*lineComments=*/false)) {
+    auto [line, column] = getLineAndColumn(text, *deep);
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        path + ":" + Twine(line) + ":" + Twine(column) +
+            ": invalid JSON: objects and arrays nest deeper than " +
+            Twine(kMaxJsonDepth) + " levels");
+  }
   SyntaxChecker checker;
   json::sax_parse(text.begin(), text.end(), &checker);
   if (checker.errorPosition) {
@@ -598,7 +619,10 @@ Expected<LayerSpec> mlir::sluice::parseLayerSpec(StringRef text,
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         path + ":" + Twine(line) + ":" + Twine(column) +
-            ": invalid JSON: " + stripNlohmannPrefix(checker.errorMessage));
+            ": invalid JSON: " + stripNlohmannPrefix(checker.errorMessage) +
+            (looksLikeMlir(text) ? "; the file was read as a JSON spec "
+                                   "because its name does not end in .mlir"
+                                 : ""));
   }
   if (checker.duplicateKey)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -610,14 +634,18 @@ Expected<LayerSpec> mlir::sluice::parseLayerSpec(StringRef text,
   if (root.is_discarded())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    path + ": invalid JSON");
-  return SpecParser(path).parse(root);
+  Expected<LayerSpec> spec = SpecParser(path).parse(root);
+  if (!spec)
+    return spec.takeError();
+  if (Error err = checkSpecLimits(*spec, path))
+    return std::move(err);
+  return spec;
 }
 
 Expected<LayerSpec> mlir::sluice::readLayerSpec(StringRef path) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (std::error_code ec = buffer.getError())
-    return llvm::createStringError(
-        ec, path + ": cannot read the file: " + ec.message());
+  Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      readBoundedFile(path, kMaxSpecFileBytes, "a spec");
+  if (!buffer)
+    return buffer.takeError();
   return parseLayerSpec((*buffer)->getBuffer(), path);
 }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "sluice/Support/Npy.h"
+#include "sluice/Support/InputLimits.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -154,6 +155,11 @@ llvm::Expected<NpyArray> mlir::sluice::parseNpy(StringRef bytes,
   uint32_t headerLength = 0;
   for (size_t i = 0; i < lengthBytes; ++i)
     headerLength |= byteAt(8 + i) << (8 * i);
+  if (headerLength > kMaxNpyHeaderBytes)
+    return npyError(name, "the .npy header claims " +
+                              llvm::Twine(headerLength) + " bytes; at most " +
+                              llvm::Twine(kMaxNpyHeaderBytes) +
+                              " are allowed");
   size_t dataStart = 8 + lengthBytes + headerLength;
   if (bytes.size() < dataStart)
     return npyError(name, "truncated .npy header (it claims " +
@@ -228,12 +234,23 @@ llvm::Expected<NpyArray> mlir::sluice::parseNpy(StringRef bytes,
 }
 
 llvm::Expected<NpyArray> mlir::sluice::readNpy(StringRef path) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                  /*RequiresNullTerminator=*/false);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> file =
+      readBoundedFile(path, kMaxNpyFileBytes, "a .npy file");
   if (!file)
-    return npyError(path, "cannot read: " + file.getError().message());
+    return file.takeError();
   return parseNpy((*file)->getBuffer(), path);
+}
+
+NonFiniteCount mlir::sluice::countNonFinite(llvm::ArrayRef<double> data) {
+  NonFiniteCount count;
+  for (auto [index, value] : llvm::enumerate(data)) {
+    if (std::isfinite(value))
+      continue;
+    if (!count.nan && !count.infinite)
+      count.firstIndex = index;
+    ++(std::isnan(value) ? count.nan : count.infinite);
+  }
+  return count;
 }
 
 llvm::Expected<std::string>

@@ -197,7 +197,7 @@ TEST(Npy, ErrorsNameTheFileAndTheProblem) {
 
 TEST_F(NpyFiles, FileErrors) {
   std::string missing = errorOf(readNpy(path("missing.npy")));
-  EXPECT_EQ(missing.rfind(path("missing.npy") + ": cannot read: ", 0), 0u)
+  EXPECT_EQ(missing.rfind(path("missing.npy") + ": cannot read the file: ", 0), 0u)
       << missing;
   writeBytes("bad.npy", "hello");
   std::string bad = errorOf(readNpy(path("bad.npy")));

@@ -2,6 +2,8 @@
 //
 // mlir-opt for the sluice dialect: registers only what sluice uses (no
 // register-everything headers), the sluice passes, and the sluicec pipeline.
+// A file input is pre-scanned as sluicec's are (mlir::sluice::checkGraphText:
+// bounded nesting) before MlirOptMain parses it; stdin ("-") is not.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +26,10 @@ int main(int argc, char **argv) {
   mlir::sluice::registerSchedulePass();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "Sluice optimizer driver\n", registry));
+  auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
+      argc, argv, "Sluice optimizer driver\n", registry);
+  if (mlir::failed(mlir::sluice::preScanInput(inputFilename)))
+    return EXIT_FAILURE;
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, inputFilename, outputFilename, registry));
 }

@@ -1,6 +1,6 @@
 //===- RunCommand.cpp - `sluicec run` -------------------------------------===//
 //
-// sluicec run SPEC|GRAPH --inputs DIR --outputs DIR [--seed N]
+// sluicec run SPEC|GRAPH --inputs DIR --outputs DIR [--seed N] [--strict]
 //            [--backend reference [--precision f64|f32]]
 //            [--backend cpu [--module DIR/lib<name>_cpu.so]]
 //
@@ -67,9 +67,49 @@ static cl::opt<std::string>
                        "(float compute, tensors rounded to their dtype)"),
               cl::init("f32"), cl::sub(runSubCommand));
 
+static cl::opt<bool>
+    strict("strict",
+           cl::desc("Treat NaN or infinite input values as an error (by "
+                    "default they give a warning)"),
+           cl::sub(runSubCommand));
+
 static llvm::LogicalResult fail(const llvm::Twine &message) {
   llvm::errs() << "sluicec run: error: " << message << "\n";
   return llvm::failure();
+}
+
+/// Refuses an outputs directory that is, or contains, the inputs directory:
+/// the outputs written there would be unexpected inputs of the next run.
+static llvm::LogicalResult checkOutputsApart(llvm::StringRef inputs,
+                                             llvm::StringRef outputs) {
+  llvm::SmallString<256> realInputs, realOutputs;
+  if (llvm::sys::fs::real_path(inputs, realInputs) ||
+      llvm::sys::fs::real_path(outputs, realOutputs))
+    return llvm::success(); // --outputs does not exist yet: it is new.
+  if (realInputs == realOutputs)
+    return fail("--outputs '" + outputs + "' is the inputs directory '" +
+                inputs + "'; write the outputs elsewhere");
+  if (llvm::StringRef(realInputs).starts_with((realOutputs + "/").str()))
+    return fail("--outputs '" + outputs + "' contains the inputs directory '" +
+                inputs + "'; write the outputs elsewhere");
+  return llvm::success();
+}
+
+/// Warns about (under --strict: refuses) NaN and infinite input values.
+static llvm::LogicalResult checkFinite(llvm::StringRef path,
+                                       llvm::ArrayRef<double> data) {
+  NonFiniteCount count = countNonFinite(data);
+  if (!count.nan && !count.infinite)
+    return llvm::success();
+  std::string message = (path + ": " + llvm::Twine(count.nan) + " NaN and " +
+                         llvm::Twine(count.infinite) +
+                         " infinite values (the first at flat index " +
+                         llvm::Twine(count.firstIndex) + ")")
+                            .str();
+  if (strict)
+    return fail(message + "; --strict refuses them");
+  llvm::errs() << "sluicec run: warning: " << message << "\n";
+  return llvm::success();
 }
 
 /// Every <name>.npy in `dir`.
@@ -140,6 +180,8 @@ llvm::LogicalResult runCommand() {
   if (!llvm::sys::fs::is_directory(inputsDir))
     return fail("cannot read inputs directory '" + inputsDir +
                 "': not a directory");
+  if (llvm::failed(checkOutputsApart(inputsDir, outputsDir)))
+    return llvm::failure();
 
   mlir::DialectRegistry registry;
   mlir::sluice::registerSluiceDialects(registry);
@@ -176,6 +218,8 @@ llvm::LogicalResult runCommand() {
     llvm::Expected<NpyArray> array = readNpy(path);
     if (!array)
       return fail(llvm::toString(array.takeError()));
+    if (llvm::failed(checkFinite(path, array->data)))
+      return llvm::failure();
     inputs.push_back({expected.name, array->shape, std::move(array->data)});
   }
   if (!present.empty())

@@ -35,8 +35,21 @@ struct NpyArray {
 /// fortran_order True, or data shorter or longer than the shape says.
 llvm::Expected<NpyArray> parseNpy(llvm::StringRef bytes, llvm::StringRef name);
 
-/// Reads and parses the .npy file at `path`.
+/// Reads and parses the .npy file at `path`: a regular file of at most
+/// kMaxNpyFileBytes (sluice/Support/InputLimits.h); a FIFO or device is
+/// refused before it is opened.
 llvm::Expected<NpyArray> readNpy(llvm::StringRef path);
+
+/// How many elements of an array are NaN or infinite.
+struct NonFiniteCount {
+  uint64_t nan = 0;
+  uint64_t infinite = 0;
+  /// The flat index of the first one (valid when nan + infinite > 0).
+  uint64_t firstIndex = 0;
+};
+
+/// Counts the NaN and infinite values of `data`.
+NonFiniteCount countNonFinite(llvm::ArrayRef<double> data);
 
 /// The bytes of a .npy file (version 1.0, or 2.0 if the header needs it)
 /// holding `data` in C order with `shape`, as '<f4' or '<f8' (`dtype` F16 is
