@@ -48,6 +48,22 @@ static std::string formatPower(double value) {
   return "about 2^" + std::to_string(int(std::floor(std::log2(value))));
 }
 
+/// Fails if `scale` times the sum of `terms` reaches 2^64 (the estimates
+/// carry the headroom; the limit is the counters' own).
+static llvm::Error checkEstimate(llvm::StringRef path, llvm::StringRef what,
+                                 llvm::StringRef termKind,
+                                 llvm::ArrayRef<Term> terms, double scale) {
+  double total = 0;
+  for (const Term &term : terms)
+    total += term.value * scale;
+  if (total < std::ldexp(1.0, 64))
+    return llvm::Error::success();
+  return dimsError(path, "the layer's " + what + " (" + formatPower(total) +
+                             ") is too large for sluicec's 64-bit counters; "
+                             "its largest " +
+                             termKind + " is " + largest(terms).formula);
+}
+
 llvm::Error mlir::sluice::checkSpecLimits(const LayerSpec &spec,
                                           llvm::StringRef path) {
   const LayerDims &d = spec.dims;
@@ -78,17 +94,9 @@ llvm::Error mlir::sluice::checkSpecLimits(const LayerSpec &spec,
       {"64 x batch x heads x seq^2 (the softmax)", 64 * b * h * s * s},
       {"64 x batch x seq x ffn (the FFN activation)", 64 * b * s * f},
   };
-  double totalFlop = 0;
-  for (const Term &term : flop)
-    totalFlop += term.value * phases;
-  // The estimates carry the headroom; the limit is the counters' own.
-  double limit = std::ldexp(1.0, 64);
-  if (totalFlop >= limit)
-    return dimsError(path, "the layer's flop count (" +
-                               formatPower(totalFlop) +
-                               ") is too large for sluicec's 64-bit "
-                               "counters; its largest term is " +
-                               largest(flop).formula);
+  if (llvm::Error error =
+          checkEstimate(path, "flop count", "term", flop, phases))
+    return error;
   const Term bytes[] = {
       {"batch x heads x seq^2 (the attention scores)", b * h * s * s * width},
       {"batch x seq x ffn (the FFN hidden tensor)", b * s * f * width},
@@ -96,14 +104,5 @@ llvm::Error mlir::sluice::checkSpecLimits(const LayerSpec &spec,
       {"ffn x embed (the FFN weights)", f * e * width},
       {"embed^2 (the projection weights)", e * e * width},
   };
-  double totalBytes = 0;
-  for (const Term &term : bytes)
-    totalBytes += 64 * term.value * phases;
-  if (totalBytes >= limit)
-    return dimsError(path, "the layer's byte count (" +
-                               formatPower(totalBytes) +
-                               ") is too large for sluicec's 64-bit "
-                               "counters; its largest tensor is " +
-                               largest(bytes).formula);
-  return llvm::Error::success();
+  return checkEstimate(path, "byte count", "tensor", bytes, 64 * phases);
 }
