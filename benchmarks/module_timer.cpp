@@ -1,6 +1,7 @@
 //===- module_timer.cpp - time an emitted module's phases -----------------===//
 //
 // module_timer LIB [--iterations N] [--warmup W] [--seed S] [--copy-bytes B]
+//              [--time-limit SECONDS]
 //
 // Opens a module compiled by `sluicec --compile` (dlopen, generic entry
 // points only), fills its inputs with small random values, and runs
@@ -16,7 +17,10 @@
 // 2 B bytes moved per copy ("copy_gbs", the yardstick for the kernels'
 // bandwidth). Compiled by the host compiler for a CPU module; with
 // -DSLUICE_TIMER_CUDA by nvcc for a CUDA module (tensors in device memory,
-// CUDA events on one stream around each phase and each copy).
+// CUDA events on one stream around each phase and each copy). With
+// --time-limit, no iteration starts once that many seconds have passed
+// since the first one and at least one was timed: "iterations" is then the
+// number timed and "time_limited" is true.
 //
 //===----------------------------------------------------------------------===//
 
@@ -215,10 +219,11 @@ std::string jsonString(const std::string &text) {
 int main(int argc, char **argv) {
   if (argc < 2)
     die("usage: module_timer LIB [--iterations N] [--warmup W] [--seed S] "
-        "[--copy-bytes B]");
+        "[--copy-bytes B] [--time-limit SECONDS]");
   const char *path = argv[1];
   int iterations = 20, warmup = 3;
   uint64_t seed = 1, copyBytes = 0;
+  double timeLimit = 0; // seconds, 0: none
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
     if (i + 1 >= argc)
@@ -231,6 +236,8 @@ int main(int argc, char **argv) {
       seed = std::strtoull(argv[++i], nullptr, 10);
     else if (arg == "--copy-bytes")
       copyBytes = std::strtoull(argv[++i], nullptr, 10);
+    else if (arg == "--time-limit")
+      timeLimit = std::atof(argv[++i]);
     else
       die("unknown option '" + arg + "'");
   }
@@ -313,7 +320,16 @@ int main(int argc, char **argv) {
   std::vector<std::vector<double>> times(phases);
   std::vector<std::map<std::string, std::vector<double>>> kernelTimes(phases);
   std::vector<std::vector<std::string>> kernelOrder(phases);
+  auto loopStart = std::chrono::steady_clock::now();
+  bool timeLimited = false;
   for (int iteration = 0; iteration < warmup + iterations; ++iteration) {
+    if (timeLimit > 0 && iteration > warmup &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                      loopStart)
+                .count() > timeLimit) {
+      timeLimited = true;
+      break;
+    }
     for (int phase = 0; phase < phases; ++phase) {
 #ifdef SLUICE_TIMER_CUDA
       check(cudaEventRecord(start, cudaStream), "cudaEventRecord");
@@ -394,7 +410,7 @@ int main(int argc, char **argv) {
   std::printf("{\"module\": %s, \"device\": %s, \"peak_gbs\": %.1f, "
               "\"iterations\": %d, \"boundary_bytes\": %llu, \"phases\": [",
               jsonString(m.moduleName()).c_str(), jsonString(device).c_str(),
-              peakGBs, iterations,
+              peakGBs, static_cast<int>(times[0].size()),
               static_cast<unsigned long long>(boundaryBytes));
   for (int phase = 0; phase < phases; ++phase) {
     const std::vector<double> &t = times[phase];
@@ -410,8 +426,9 @@ int main(int argc, char **argv) {
     }
     std::printf("]}");
   }
-  std::printf("], \"copy_bytes\": %llu, \"copy_gbs\": %.1f, "
-              "\"nonfinite_outputs\": [",
+  std::printf("], \"time_limited\": %s, \"copy_bytes\": %llu, "
+              "\"copy_gbs\": %.1f, \"nonfinite_outputs\": [",
+              timeLimited ? "true" : "false",
               static_cast<unsigned long long>(copyBytes), copyGBs);
   for (size_t i = 0; i < nonfinite.size(); ++i)
     std::printf("%s%s", i ? ", " : "", jsonString(nonfinite[i]).c_str());

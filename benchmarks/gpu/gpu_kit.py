@@ -305,11 +305,16 @@ def step_sanitizer(args, budget):
 # timing and profile (module_timer)
 
 
-def module_timer(args, library, budget, extra=()):
+def module_timer(args, library, budget, runs_left, extra=()):
+    """module_timer's JSON, or None and the reason. This run gets an equal
+    share of what is left for `runs_left` runs: module_timer stops starting
+    iterations at its share (--time-limit), the process is killed 20 s
+    after it (start-up, cuBLAS, the copy)."""
+    share = max(3.0, (budget.left() - 3) / runs_left - 20)
     command = [os.path.join(args.kit, "bin", "module_timer"), library,
-               "--iterations", str(args.iterations), "--warmup", "5"] + \
-        list(extra)
-    code, output = execute(command, budget.limit(120))
+               "--iterations", str(args.iterations), "--warmup", "5",
+               "--time-limit", "%.1f" % share] + list(extra)
+    code, output = execute(command, budget.limit(share + 20))
     if code != 0:
         return None, tail(output)
     try:
@@ -328,10 +333,11 @@ def step_timing(args, budget):
     if no_timing_modules(kit):
         return no_timing_modules(kit)
     timing = {}
-    for entry in kit["timing"]:
+    for index, entry in enumerate(kit["timing"]):
         library = os.path.join(args.kit, "timing", entry["name"],
                                entry["library"])
-        data, error = module_timer(args, library, budget)
+        data, error = module_timer(args, library, budget,
+                                   len(kit["timing"]) - index)
         if data is None:
             timing[entry["name"]] = {"error": error}
         else:
@@ -340,6 +346,7 @@ def step_timing(args, budget):
                                         ("median_ms", "min_ms", "max_ms")}
                            for p in data["phases"]},
                 "iterations": data["iterations"],
+                "time_limited": data.get("time_limited", False),
                 "nonfinite_outputs": data.get("nonfinite_outputs", [])}
         results.update(args.out, "sluice_timing", timing)
         print("timing: %s: %s" % (entry["name"], timing[entry["name"]]),
@@ -361,7 +368,8 @@ def step_profile(args, budget):
         # The copy is measured once, in the first run.
         extra = ["--copy-bytes", str(args.copy_bytes)] if index == 0 else []
         data, error = module_timer(
-            args, os.path.join(directory, entry["profiled"]), budget, extra)
+            args, os.path.join(directory, entry["profiled"]), budget,
+            len(kit["timing"]) - index, extra)
         if data is None:
             problems.append("%s: %s" % (entry["name"], error))
             continue

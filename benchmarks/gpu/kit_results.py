@@ -132,10 +132,17 @@ def _timing(results):
                 shape, ", ".join(entry["nonfinite_outputs"])))
         if entry.get("error"):
             notes.append("- %s: Sluice: %s" % (shape, entry["error"]))
+        if entry.get("time_limited"):
+            notes.append("- %s: Sluice: only %d iterations fit in the step's "
+                         "time" % (shape, entry.get("iterations", 0)))
     for shape, modes in sorted(torch.items()):
         for mode, entry in sorted(modes.items()):
             if entry.get("error"):
                 notes.append("- %s: %s: %s" % (shape, mode, entry["error"]))
+            if entry.get("time_limited"):
+                notes.append("- %s: %s: only %d iterations fit in the "
+                             "step's time" % (shape, mode,
+                                              entry.get("iterations", 0)))
             if entry.get("compile_s") is not None:
                 notes.append("- %s: torch.compile took %.1f s (first "
                              "iteration)" % (shape, entry["compile_s"]))

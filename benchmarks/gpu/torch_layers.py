@@ -22,7 +22,10 @@ written as one JSON line: {"shape", "mode", "forward": {"median_ms", ...},
 "backward": {...}, "compile_s"}. Before a torch.compile run a "started"
 line is written, so a run killed by its time limit is reported as such.
 All eager runs come first, then the compiled ones; a run that would start
-after --deadline is skipped (written as an error line).
+after --deadline is skipped (written as an error line), and after its first
+iteration (torch.compile's compile) each run gets an equal share of the
+time left for the runs not done yet: it stops starting iterations at its
+share once one was timed ("time_limited").
 """
 
 import argparse
@@ -100,7 +103,7 @@ def summary(values):
     return {"median_ms": median, "min_ms": ordered[0], "max_ms": ordered[-1]}
 
 
-def time_layer(spec, mode, args):
+def time_layer(spec, mode, args, runs_left):
     device = args.device
     torch.manual_seed(0)
     layer = build_layer(spec, device)
@@ -120,7 +123,11 @@ def time_layer(spec, mode, args):
     clock = Clock(device)
     forward, backward = [], []
     compile_s = None
+    stop, time_limited = float("inf"), False
     for iteration in range(args.warmup + args.iterations):
+        if iteration > args.warmup and time.perf_counter() > stop:
+            time_limited = True
+            break
         layer.zero_grad(set_to_none=True)
         x.grad = None
         begin = time.perf_counter()
@@ -132,15 +139,18 @@ def time_layer(spec, mode, args):
         c = clock.mark()
         forward_ms = clock.elapsed_ms(a, b)
         backward_ms = clock.elapsed_ms(b, c)
-        if iteration == 0 and mode == "compile":
-            compile_s = time.perf_counter() - begin
+        if iteration == 0:
+            if mode == "compile":
+                compile_s = time.perf_counter() - begin
+            stop = time.perf_counter() + max(
+                3.0, (args.deadline - time.time()) / runs_left)
         if iteration >= args.warmup:
             forward.append(forward_ms)
             backward.append(backward_ms)
     if not torch.isfinite(y).all():
         raise ValueError("the output holds NaN or Inf")
-    record = {"forward": summary(forward), "iterations": args.iterations,
-              "torch": torch.__version__}
+    record = {"forward": summary(forward), "iterations": len(forward),
+              "time_limited": time_limited, "torch": torch.__version__}
     if spec.get("training", True):
         record["backward"] = summary(backward)
     if compile_s is not None:
@@ -174,26 +184,27 @@ def main():
             spec = json.load(f)
         specs.append((spec.get("name", os.path.basename(path)), spec))
     failures = 0
-    for mode in args.modes.split(","):
-        for shape, spec in specs:
-            base = {"shape": shape, "mode": mode}
-            if time.time() > args.deadline:
-                emit(args.out, dict(base, error="not started: the step's "
-                                    "time limit was reached"))
-                continue
-            if mode == "compile" and not hasattr(torch, "compile"):
-                emit(args.out, dict(base, error="torch %s has no "
-                                    "torch.compile" % torch.__version__))
-                continue
-            emit(args.out, dict(base, status="started"))
-            try:
-                record = time_layer(spec, mode, args)
-            except Exception as error:  # one failure must not stop the rest
-                failures += 1
-                emit(args.out, dict(base, error="%s: %s" % (
-                    type(error).__name__, str(error)[:1500])))
-                continue
-            emit(args.out, dict(base, **record))
+    runs = [(mode, shape, spec) for mode in args.modes.split(",")
+            for shape, spec in specs]
+    for index, (mode, shape, spec) in enumerate(runs):
+        base = {"shape": shape, "mode": mode}
+        if time.time() > args.deadline:
+            emit(args.out, dict(base, error="not started: the step's "
+                                "time limit was reached"))
+            continue
+        if mode == "compile" and not hasattr(torch, "compile"):
+            emit(args.out, dict(base, error="torch %s has no "
+                                "torch.compile" % torch.__version__))
+            continue
+        emit(args.out, dict(base, status="started"))
+        try:
+            record = time_layer(spec, mode, args, len(runs) - index)
+        except Exception as error:  # one failure must not stop the rest
+            failures += 1
+            emit(args.out, dict(base, error="%s: %s" % (
+                type(error).__name__, str(error)[:1500])))
+            continue
+        emit(args.out, dict(base, **record))
     return 1 if failures else 0
 
 
