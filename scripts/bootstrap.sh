@@ -9,6 +9,9 @@ packages=(
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   cmake ninja-build g++ ccache graphviz python3 python3-numpy
   libopenblas-dev  # CPU modules use cblas_sgemm for GEMMs when it is there
+  # The Python package's tests (python/): torch 1.13 (about 1 min to
+  # install, ~1 GB), pip and setuptools for `pip install ./python`.
+  python3-torch python3-pip python3-setuptools
 )
 
 missing=()
