@@ -155,7 +155,7 @@ runOnCpu(Compilation &compilation, llvm::ArrayRef<NamedArray> inputs) {
     library = *built;
   }
   llvm::Expected<std::unique_ptr<LoadedModule>> loaded =
-      LoadedModule::load(library);
+      LoadedModule::load(library, ModuleKind::Cpu);
   if (!loaded)
     return loaded.takeError();
   return runCompiledModule(*compilation.module, **loaded, inputs, seed);

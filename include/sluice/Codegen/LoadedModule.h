@@ -42,14 +42,28 @@ struct ModuleTensor {
   int64_t getNumElements() const;
 };
 
+/// Which kind of module a caller can run: a CUDA lib<name>.so (it links
+/// cuBLAS), a CPU lib<name>_cpu.so, or either.
+enum class ModuleKind { Any, Cpu, Cuda };
+
 /// An opened module with one context (arena, library handles) of its own.
+///
+/// Threading: a context (one LoadedModule) runs one phase at a time; it must
+/// not be used from two threads, or on two CUDA streams, at once (the arena
+/// holding the intermediates and the saved tensors, the cuBLAS handles and
+/// the last-error text are the context's). Distinct LoadedModules of the same
+/// library have distinct contexts and may run concurrently from different
+/// threads (CPU) or on different streams (CUDA); the module has no other
+/// mutable state except the text of a failed sluice_create.
 class LoadedModule {
 public:
   /// Opens `path`, resolves the generic entry points, reads every phase's
   /// tensor list and creates a context. Errors name the path and what was
   /// missing or malformed, or carry the module's sluice_last_error text.
+  /// A module of the other kind than `expected` is refused before any of
+  /// its code runs, with a message naming both kinds.
   static llvm::Expected<std::unique_ptr<LoadedModule>>
-  load(llvm::StringRef path);
+  load(llvm::StringRef path, ModuleKind expected = ModuleKind::Any);
   ~LoadedModule();
   LoadedModule(const LoadedModule &) = delete;
   LoadedModule &operator=(const LoadedModule &) = delete;

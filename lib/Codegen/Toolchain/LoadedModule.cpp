@@ -81,7 +81,20 @@ void *LoadedModule::lookup(StringRef symbol) const {
   return handle ? dlsym(handle, symbol.str().c_str()) : nullptr;
 }
 
-Expected<std::unique_ptr<LoadedModule>> LoadedModule::load(StringRef path) {
+/// "a CUDA module (lib<name>.so)" or "a CPU module (lib<name>_cpu.so)".
+static StringRef describeKind(ModuleKind kind) {
+  return kind == ModuleKind::Cuda ? "a CUDA module (lib<name>.so)"
+                                  : "a CPU module (lib<name>_cpu.so)";
+}
+
+/// The error for a module of kind `found` where `expected` is needed.
+static Error wrongKind(StringRef path, ModuleKind found, ModuleKind expected) {
+  return makeError("module '" + path + "' is " + describeKind(found) +
+                   ", but this run needs " + describeKind(expected));
+}
+
+Expected<std::unique_ptr<LoadedModule>>
+LoadedModule::load(StringRef path, ModuleKind expected) {
   std::unique_ptr<LoadedModule> module(new LoadedModule());
   module->path = path.str();
   // RTLD_LOCAL: two modules (or a module and the CUDA one) may export the
@@ -91,9 +104,20 @@ Expected<std::unique_ptr<LoadedModule>> LoadedModule::load(StringRef path) {
       dlopen(module->path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!module->handle) {
     const char *reason = dlerror();
+    // A CUDA module on a machine without the CUDA libraries.
+    if (expected == ModuleKind::Cpu && reason &&
+        (StringRef(reason).contains("libcublas") ||
+         StringRef(reason).contains("libcudart")))
+      return wrongKind(path, ModuleKind::Cuda, expected);
     return makeError("cannot load module '" + path +
                      "': " + (reason ? reason : "dlopen failed"));
   }
+  // A CUDA module links cuBLAS; dlsym on the handle searches its
+  // dependencies too. Checked before sluice_create runs any of its code.
+  ModuleKind found =
+      module->lookup("cublasCreate_v2") ? ModuleKind::Cuda : ModuleKind::Cpu;
+  if (expected != ModuleKind::Any && found != expected)
+    return wrongKind(path, found, expected);
   auto entry = std::make_unique<EntryPoints>();
   auto resolve = [&](auto &slot, const char *symbol) -> Error {
     void *address = module->lookup(symbol);
