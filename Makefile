@@ -2,8 +2,9 @@
 BUILD ?= build
 SPEC ?= examples/bert-large.json
 OUT ?= out
+FUZZ_SECONDS ?= 60
 
-.PHONY: all build run test clean
+.PHONY: all build run test clean fuzz sanitize
 
 all: build
 
@@ -17,5 +18,13 @@ run: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure
 
+# libFuzzer harnesses (fuzz/README.md), FUZZ_SECONDS each, in build-asan/.
+fuzz:
+	./scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# The ASan+UBSan build and its test suite (docs/Testing.md), in build-asan/.
+sanitize:
+	./scripts/sanitize.sh
+
 clean:
-	rm -rf $(BUILD) $(OUT)
+	rm -rf $(BUILD) $(OUT) build-asan

@@ -49,3 +49,11 @@ if _plugin:
         ("%installed_sluice_opt", lit_config.params["installed_sluice_opt"]))
     config.substitutions.append(
         ("%installed_sluicec", lit_config.params["installed_sluicec"]))
+
+# The sanitizer build (scripts/sanitize.sh): `asan` enables test/Sanitize,
+# whose emitted CPU modules are compiled with the sanitizers too.
+if config.sluice_sanitize.upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("asan")
+config.substitutions.append(("%sanitized_cxx",
+                             os.path.join(config.sluice_src_root, "scripts",
+                                          "sanitized-cxx.sh")))

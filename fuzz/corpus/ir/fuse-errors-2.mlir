@@ -1,0 +1,9 @@
+// A fused graph goes through again unchanged.
+sluice.graph @fused(%x: !sluice.tensor<[i=8], f32> {sluice.name = "x"})
+    -> (!sluice.tensor<[i=8], f32> {sluice.name = "y"}) {
+  %k = sluice.kernel (%x) {members = ["copy"]} : (!sluice.tensor<[i=8], f32>) -> !sluice.tensor<[i=8], f32> {
+  ^bb0(%a: !sluice.tensor<[i=8], f32>):
+    sluice.kernel_yield %a : !sluice.tensor<[i=8], f32>
+  }
+  sluice.return %k : !sluice.tensor<[i=8], f32>
+}

@@ -1,0 +1,11 @@
+sluice.graph @g(%a: !sluice.tensor<[j=4, i=8], f32> {sluice.name = "a"},
+                %b: !sluice.tensor<[i=8, k=2], f32> {sluice.name = "b"}) {
+  %c = sluice.contract %a, %b {scale = 2.0 : f32}
+      : (!sluice.tensor<[j=4, i=8], f32>, !sluice.tensor<[i=8, k=2], f32>)
+      -> !sluice.tensor<[j=4, k=2], f32>
+  sluice.return
+}
+
+//===----------------------------------------------------------------------===//
+// map
+//===----------------------------------------------------------------------===//

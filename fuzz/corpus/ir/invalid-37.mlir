@@ -1,0 +1,8 @@
+// A body without a terminator.
+sluice.graph @g(%a: !sluice.tensor<[i=8], f32> {sluice.name = "a"}) {
+  %m = sluice.map (%a) : (!sluice.tensor<[i=8], f32>) -> !sluice.tensor<[i=8], f32> {
+  ^bb0(%v: f32):
+    %r = arith.negf %v : f32
+  }
+  sluice.return
+}

@@ -1,0 +1,3 @@
+sluice.graph @g(%a: f32 {sluice.name = "a"}) {
+  sluice.return
+}

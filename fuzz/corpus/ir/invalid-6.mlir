@@ -1,0 +1,3 @@
+sluice.graph @g() -> (f32 {sluice.name = "y"}) {
+  sluice.return
+}

@@ -1,0 +1,3 @@
+"sluice.graph"() <{function_type = () -> (), sym_name = "g"}> ({
+^bb0:
+}) : () -> ()

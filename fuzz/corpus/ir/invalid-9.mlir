@@ -1,0 +1,2 @@
+// A graph needs a body.
+sluice.graph @g()

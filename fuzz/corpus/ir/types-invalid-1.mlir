@@ -1,0 +1,1 @@
+!t = !sluice.tensor<[j=4, i=0], f32>

@@ -1,0 +1,1 @@
+!t = !sluice.tensor<[""=4], f32>

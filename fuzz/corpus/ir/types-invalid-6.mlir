@@ -1,0 +1,1 @@
+!t = !sluice.tensor<[], f8E4M3FN>

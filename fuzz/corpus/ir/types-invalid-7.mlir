@@ -1,0 +1,3 @@
+// Parse errors.
+
+!t = !sluice.tensor<[i], f32>

@@ -1,0 +1,1 @@
+!t = !sluice.tensor<[i=4]>
