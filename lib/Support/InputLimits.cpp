@@ -44,6 +44,9 @@ static std::string formatBytes(uint64_t bytes) {
 }
 
 llvm::Error mlir::sluice::checkRegularFile(StringRef path) {
+  if (path.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "cannot read the file: the path is empty");
   fs::file_status status;
   if (std::error_code code = fs::status(path, status))
     return inputError(path, "cannot read the file: " + code.message(), code);

@@ -20,6 +20,7 @@
 #include "sluice/Pipeline/Pipeline.h"
 #include "sluice/Pipeline/Run.h"
 #include "sluice/Pipeline/RunCompiled.h"
+#include "sluice/Support/InputLimits.h"
 #include "sluice/Support/Npy.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -174,9 +175,12 @@ llvm::LogicalResult runCommand() {
                 "computes in f32 on tensors of the layer's dtype");
   if (!cpu && modulePath.getNumOccurrences())
     return fail("--module applies to --backend cpu only");
-  if (cpu && modulePath.getNumOccurrences() &&
-      !llvm::sys::fs::is_regular_file(modulePath))
-    return fail("cannot read module '" + modulePath + "': no such file");
+  if (cpu && modulePath.getNumOccurrences()) {
+    if (!llvm::sys::fs::exists(modulePath))
+      return fail("cannot read module '" + modulePath + "': no such file");
+    if (llvm::Error error = checkRegularFile(modulePath))
+      return fail(llvm::toString(std::move(error)));
+  }
   if (!llvm::sys::fs::is_directory(inputsDir))
     return fail("cannot read inputs directory '" + inputsDir +
                 "': not a directory");
