@@ -23,7 +23,8 @@ using namespace mlir::sluice::exec;
 /// True if `text` is a C identifier.
 static bool isIdentifier(StringRef text) {
   return !text.empty() && !llvm::isDigit(text.front()) &&
-         llvm::all_of(text, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+         llvm::all_of(text,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
 /// Fails at `op` unless `label` can go into a C string literal and a printf
@@ -37,8 +38,7 @@ static LogicalResult verifyLabel(Operation *op, StringRef label) {
 
 /// True for the element types a kernel pointer carries.
 static bool isKernelElement(Type type) {
-  return type.isF32() || type.isF16() || type.isBF16() ||
-         type.isInteger(1);
+  return type.isF32() || type.isF16() || type.isBF16() || type.isInteger(1);
 }
 
 LogicalResult LaunchOp::verify() {
@@ -78,7 +78,8 @@ LogicalResult ArgOp::verify() {
 
 bool GemmOp::hasBiasEpilogue() {
   BlasEpilogue epilogue = getEpilogue();
-  return epilogue == BlasEpilogue::bias || epilogue == BlasEpilogue::bias_relu ||
+  return epilogue == BlasEpilogue::bias ||
+         epilogue == BlasEpilogue::bias_relu ||
          epilogue == BlasEpilogue::bias_gelu;
 }
 
@@ -88,8 +89,8 @@ LogicalResult GemmOp::verify() {
   auto sized = [&](StringRef what, int64_t value,
                    int64_t least) -> LogicalResult {
     if (value < least || value > INT_MAX)
-      return emitOpError() << what << " = " << value << " is outside ["
-                           << least << ", " << INT_MAX
+      return emitOpError() << what << " = " << value << " is outside [" << least
+                           << ", " << INT_MAX
                            << "] (the 32-bit BLAS interface)";
     return success();
   };
@@ -103,16 +104,15 @@ LogicalResult GemmOp::verify() {
       failed(sized("ldb", getLdb(), tb ? getN() : getK())) ||
       failed(sized("ldc", getLdc(), getM())))
     return failure();
-  for (auto [what, stride] : {std::pair<StringRef, int64_t>{"stride_a",
-                                                            getStrideA()},
-                              {"stride_b", getStrideB()},
-                              {"stride_c", getStrideC()}})
+  for (auto [what, stride] :
+       {std::pair<StringRef, int64_t>{"stride_a", getStrideA()},
+        {"stride_b", getStrideB()},
+        {"stride_c", getStrideC()}})
     if (stride < 0)
       return emitOpError() << what << " = " << stride << " is negative";
-  for (auto [what, type] :
-       {std::pair<StringRef, Type>{"a_type", getAType()},
-        {"b_type", getBType()},
-        {"c_type", getCType()}})
+  for (auto [what, type] : {std::pair<StringRef, Type>{"a_type", getAType()},
+                            {"b_type", getBType()},
+                            {"c_type", getCType()}})
     if (!type.isF32() && !type.isF16() && !type.isBF16())
       return emitOpError() << what << " is " << type
                            << "; the BLAS calls take f32, f16 or bf16";

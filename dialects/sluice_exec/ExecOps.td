@@ -127,7 +127,7 @@ def Exec_LaunchOp : Exec_Op<"launch", [AttrSizedOperandSegments]> {
                        DenseI64ArrayAttr:$clear_bytes,
                        StrAttr:$label);
   let assemblyFormat = [{
-    $kernel `grid` $grid `threads` $threads `(` $inputs `)` `->` `(` $outputs `)`
+    $kernel `grid` $grid `threads` $threads ` ` `(` $inputs `)` `->` `(` $outputs `)`
     attr-dict
   }];
   let hasVerifier = 1;

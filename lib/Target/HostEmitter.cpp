@@ -58,8 +58,8 @@ std::string mlir::sluice::target::hexFloat(double value) {
 }
 
 LogicalResult mlir::sluice::target::printSharedOperation(HostEmitter &emitter,
-                                                        Operation *op,
-                                                        StringRef targetName) {
+                                                         Operation *op,
+                                                         StringRef targetName) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<exec::ArgOp, exec::ArenaOp, exec::ScratchOp>(
           [](Operation *) { return success(); })
@@ -85,6 +85,22 @@ void mlir::sluice::target::printGemmHeading(raw_indented_ostream &os,
      << "] = " << alpha << " * op(A)[" << op.getM() << " x " << op.getK()
      << "] op(B), batch " << op.getBatchCount() << "\n{\n";
   os.indent() << "const float alpha = " << hexFloat(alpha) << ";\n";
+}
+
+LogicalResult mlir::sluice::target::printLaunchHeading(
+    raw_indented_ostream &os, exec::LaunchOp op,
+    function_ref<void(StringRef, int64_t)> printClear) {
+  os << "// " << op.getLabel() << "\n";
+  for (auto [output, bytes] :
+       llvm::zip_equal(op.getOutputs(), op.getClearBytes())) {
+    if (!bytes)
+      continue;
+    FailureOr<std::string> pointer = HostEmitter::pointer(output);
+    if (failed(pointer))
+      return failure();
+    printClear(*pointer, bytes);
+  }
+  return success();
 }
 
 LogicalResult

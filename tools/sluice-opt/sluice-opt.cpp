@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/sluice/SluicePasses.h"
+#include "dialects/sluice_exec/ExecDialect.h"
+#include "sluice/Codegen/Emit.h"
 #include "sluice/Codegen/Schedule.h"
 #include "sluice/Pipeline/Pipeline.h"
 
@@ -19,11 +21,13 @@
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  registry.insert<mlir::sluice::SluiceDialect, mlir::arith::ArithDialect,
+  registry.insert<mlir::sluice::SluiceDialect,
+                  mlir::sluice::exec::ExecDialect, mlir::arith::ArithDialect,
                   mlir::math::MathDialect>();
   mlir::sluice::registerSluicePasses();
   mlir::sluice::registerSluicePipelines();
   mlir::sluice::registerSchedulePass();
+  mlir::sluice::registerEmitPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(

@@ -14,8 +14,8 @@
 int main(int argc, char **argv) {
   mlir::sluice::target::registerToCudaTranslation();
   mlir::sluice::target::registerToCppTranslation();
-  return mlir::failed(mlir::mlirTranslateMain(argc, argv,
-                                              "Sluice translation driver\n"))
+  return mlir::failed(
+             mlir::mlirTranslateMain(argc, argv, "Sluice translation driver\n"))
              ? EXIT_FAILURE
              : EXIT_SUCCESS;
 }

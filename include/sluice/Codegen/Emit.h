@@ -14,6 +14,7 @@
 #define SLUICE_CODEGEN_EMIT_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/LLVM.h"
 
 #include <string>
@@ -44,6 +45,17 @@ struct EmittedModule {
 /// result, a contraction with no GEMM mapping).
 FailureOr<EmittedModule> emitModule(ModuleOp module, EmitTarget target,
                                     StringRef name);
+
+/// The emission-level IR of `module` for `target`: one sluice_exec.entry
+/// per phase (what emitModule prints), verified. The generated kernels the
+/// launches name are not part of it. Fails like emitModule.
+FailureOr<OwningOpRef<ModuleOp>> lowerToExec(ModuleOp module,
+                                             EmitTarget target,
+                                             StringRef name);
+
+/// Registers the passes of code generation: `--sluice-lower-to-exec`
+/// (lowerToExec as a pass).
+void registerEmitPasses();
 
 /// `name` with every character outside [A-Za-z0-9_] replaced by '_'.
 std::string sanitizeModuleName(StringRef name);

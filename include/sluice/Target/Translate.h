@@ -32,10 +32,15 @@ LogicalResult printSharedOperation(HostEmitter &emitter, Operation *op,
 /// one level further in (the caller closes it).
 void printGemmHeading(raw_indented_ostream &os, exec::GemmOp op);
 
+/// A launch's comment, then `printClear(pointer, bytes)` for every output
+/// it clears first. Fails if a pointer cannot be printed.
+LogicalResult
+printLaunchHeading(raw_indented_ostream &os, exec::LaunchOp op,
+                   function_ref<void(StringRef, int64_t)> printClear);
+
 /// The arguments of a kernel call: `((const T *)(in), ..., (T *)(out), ...,
 /// args->seed)`. Fails if a pointer cannot be printed.
-LogicalResult printLaunchArguments(raw_indented_ostream &os,
-                                   exec::LaunchOp op);
+LogicalResult printLaunchArguments(raw_indented_ostream &os, exec::LaunchOp op);
 
 /// Prints every `sluice_exec.entry` under `root` with `print`, each as its
 /// own section after the module sections it needs (context fields, create,

@@ -55,7 +55,6 @@ std::string mlir::sluice::emit::describeKernel(KernelOp kernel) {
   return safe;
 }
 
-
 LogicalResult ModuleEmitter::collect() {
   for (GraphOp graph : module.getOps<GraphOp>()) {
     GraphOp &slot = graph.getPhase() == Phase::forward ? forward : backward;
@@ -115,17 +114,31 @@ Value ModuleEmitter::argPointer(StringRef canonicalName) {
                              identifier(canonicalName));
 }
 
-LogicalResult ModuleEmitter::print(Operation *op, llvm::raw_ostream &os) {
-  if (failed(isCuda() ? target::printCudaOperation(printer, op)
-                      : target::printCppOperation(printer, op)))
-    return failure();
+LogicalResult ModuleEmitter::printEntry(exec::EntryOp entry,
+                                        llvm::raw_ostream &os) {
+  for (Operation &op : entry.getBody().front())
+    if (failed(isCuda() ? target::printCudaOperation(printer, &op)
+                        : target::printCppOperation(printer, &op)))
+      return failure();
   os << printer.takeBody();
   return success();
 }
 
+Value ModuleEmitter::local(Value pointer) {
+  Block *block = execBuilder.getInsertionBlock();
+  if (pointer.getParentBlock() == block)
+    return pointer;
+  // A pointer op of the other phase (a saved tensor): entries are isolated,
+  // so the phase gets its own copy of the op.
+  return execBuilder.clone(*pointer.getDefiningOp())->getResult(0);
+}
+
 FailureOr<Value> ModuleEmitter::addressOf(Value value, Operation *user) {
-  if (auto it = pointers.find(value); it != pointers.end())
-    return it->second;
+  if (auto it = pointers.find(value); it != pointers.end()) {
+    Value pointer = local(it->second);
+    pointers[value] = pointer;
+    return pointer;
+  }
   if (const ArenaBuffer *buffer = plan.lookup(value)) {
     Value pointer = exec::ArenaOp::create(
         execBuilder, execModule->getLoc(),
@@ -138,7 +151,7 @@ FailureOr<Value> ModuleEmitter::addressOf(Value value, Operation *user) {
             "an arena buffer in the memory plan";
 }
 
-LogicalResult ModuleEmitter::emitFused(KernelOp kernel, llvm::raw_ostream &os) {
+LogicalResult ModuleEmitter::lowerFused(KernelOp kernel) {
   SmallVector<Operation *> ops;
   for (Operation &op : kernel.getBlock().without_terminator()) {
     // A rename of an input is a view: it reads the input's memory.
@@ -179,7 +192,8 @@ LogicalResult ModuleEmitter::emitFused(KernelOp kernel, llvm::raw_ostream &os) {
   }
   if (failed(emitFusedKernel(*group, target, kernels)))
     return failure();
-  return print(buildLaunch(execBuilder, *group, inputs, outputs), os);
+  buildLaunch(execBuilder, *group, inputs, outputs);
+  return success();
 }
 
 /// The epilogue cuBLASLt folds into the GEMM of `kernel` whose epilogue
@@ -216,9 +230,10 @@ ModuleEmitter::foldedEpilogue(KernelOp kernel, const GemmMapping &g,
   using exec::BlasEpilogue;
   std::pair<BlasEpilogue, Value> none{BlasEpilogue::none, Value()};
   if (others.empty())
-    return epilogueName == "relu"   ? std::make_pair(BlasEpilogue::relu, Value())
-           : epilogueName == "gelu" ? std::make_pair(BlasEpilogue::gelu, Value())
-                                    : none;
+    return epilogueName == "relu" ? std::make_pair(BlasEpilogue::relu, Value())
+           : epilogueName == "gelu"
+               ? std::make_pair(BlasEpilogue::gelu, Value())
+               : none;
   if (!bias)
     return none;
   if (epilogueName == "bias")
@@ -233,10 +248,11 @@ ModuleEmitter::foldedEpilogue(KernelOp kernel, const GemmMapping &g,
 /// Runs the ops `ops` of gemm kernel `kernel` that the BLAS did not fold
 /// (`what`: "epilogue" or "bgrad") as a generated kernel storing `outputs`
 /// at `outputPointers`; the product is read at `cPointer`.
-LogicalResult ModuleEmitter::emitLeftover(
-    KernelOp kernel, StringRef what, ArrayRef<Operation *> ops,
-    ArrayRef<Value> outputs, ArrayRef<Value> outputPointers, Value cPointer,
-    function_ref<Value(Value)> outerValue, llvm::raw_ostream &os) {
+LogicalResult
+ModuleEmitter::lowerLeftover(KernelOp kernel, StringRef what,
+                             ArrayRef<Operation *> ops, ArrayRef<Value> outputs,
+                             ArrayRef<Value> outputPointers, Value cPointer,
+                             function_ref<Value(Value)> outerValue) {
   if (ops.empty())
     return success();
   std::string fn = "sluice_kernel_" + std::to_string(kernelCount++);
@@ -265,10 +281,11 @@ LogicalResult ModuleEmitter::emitLeftover(
   }
   if (failed(emitFusedKernel(*group, target, kernels)))
     return failure();
-  return print(buildLaunch(execBuilder, *group, inputs, outputPointers), os);
+  buildLaunch(execBuilder, *group, inputs, outputPointers);
+  return success();
 }
 
-LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
+LogicalResult ModuleEmitter::lowerGemm(KernelOp kernel) {
   std::string description = describeKernel(kernel);
   ContractOp contract = kernel.getContraction();
   if (!contract)
@@ -362,9 +379,9 @@ LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
       cAddress = epilogueOutputAddresses.front();
       inPlace = true;
     } else {
-      cAddress = exec::ScratchOp::create(
-          execBuilder, execModule->getLoc(),
-          exec::PtrType::get(module.getContext()));
+      cAddress =
+          exec::ScratchOp::create(execBuilder, execModule->getLoc(),
+                                  exec::PtrType::get(module.getContext()));
       scratchBytes = std::max(scratchBytes, *cType.getNumBytes());
     }
   }
@@ -391,15 +408,13 @@ LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
   auto elementOf = [](Value value) {
     return llvm::cast<NamedTensorType>(value.getType()).getElementType();
   };
-  auto gemm = exec::GemmOp::create(
+  exec::GemmOp::create(
       execBuilder, contract.getLoc(), *aAddress, *bAddress, cAddress,
       biasAddress, description, blasOp(g.transA), blasOp(g.transB), g.m, g.n,
       g.k, g.lda, g.ldb, g.ldc, g.batchCount, g.strideA, g.strideB, g.strideC,
       llvm::APFloat(g.alpha), elementOf(g.a), elementOf(g.b),
       cType.getElementType(), exec::ComputeType::f32, ltEpilogue,
       descriptor ? execBuilder.getI64IntegerAttr(*descriptor) : IntegerAttr());
-  if (failed(mlir::verify(gemm)) || failed(print(gemm, os)))
-    return failure();
   // cuBLASLt ran the whole epilogue.
   if (ltEpilogue != exec::BlasEpilogue::none)
     return success();
@@ -408,8 +423,8 @@ LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
   auto runGroup = [&](ArrayRef<Operation *> ops, ArrayRef<Value> outputs,
                       ArrayRef<Value> outputPointers,
                       StringRef what) -> LogicalResult {
-    return emitLeftover(kernel, what, ops, outputs, outputPointers, cAddress,
-                        outerValue, os);
+    return lowerLeftover(kernel, what, ops, outputs, outputPointers, cAddress,
+                         outerValue);
   };
   if (failed(runGroup(epilogue, epilogueOutputs, epilogueOutputAddresses,
                       "epilogue")) ||
@@ -419,8 +434,7 @@ LogicalResult ModuleEmitter::emitGemm(KernelOp kernel, llvm::raw_ostream &os) {
   return success();
 }
 
-LogicalResult ModuleEmitter::emitPhase(GraphOp graph, bool isBackward,
-                                       llvm::raw_ostream &os) {
+LogicalResult ModuleEmitter::lowerPhase(GraphOp graph, bool isBackward) {
   Block &body = graph.getBody().front();
   ArrayRef<Field> fields = isBackward ? backwardFields : forwardFields;
   // The phase's statements as sluice_exec IR.
@@ -453,7 +467,7 @@ LogicalResult ModuleEmitter::emitPhase(GraphOp graph, bool isBackward,
       if (!buffer)
         buffer = plan.lookup(arg);
       if (auto it = pointers.find(saved); it != pointers.end()) {
-        Value pointer = it->second;
+        Value pointer = local(it->second);
         pointers[arg] = pointer;
       } else if (buffer)
         pointers[arg] = exec::ArenaOp::create(
@@ -504,13 +518,11 @@ LogicalResult ModuleEmitter::emitPhase(GraphOp graph, bool isBackward,
     int64_t phase = isBackward ? 1 : 0, slot = profiled.size();
     profiled.push_back(describeKernel(kernel));
     Location loc = kernel.getLoc();
-    if (failed(print(exec::TimerBeginOp::create(execBuilder, loc, phase, slot),
-                     os)) ||
-        failed(kernel.getKind() == KernelKind::gemm ? emitGemm(kernel, os)
-                                                    : emitFused(kernel, os)) ||
-        failed(print(exec::TimerEndOp::create(execBuilder, loc, phase, slot),
-                     os)))
+    exec::TimerBeginOp::create(execBuilder, loc, phase, slot);
+    if (failed(kernel.getKind() == KernelKind::gemm ? lowerGemm(kernel)
+                                                    : lowerFused(kernel)))
       return failure();
+    exec::TimerEndOp::create(execBuilder, loc, phase, slot);
   }
   for (auto &[resultName, value] : copies) {
     FailureOr<Value> source = addressOf(value, ret);
@@ -518,53 +530,45 @@ LogicalResult ModuleEmitter::emitPhase(GraphOp graph, bool isBackward,
       return failure();
     uint64_t bytes =
         *llvm::cast<NamedTensorType>(value.getType()).getNumBytes();
-    if (failed(print(exec::CopyOp::create(execBuilder, ret.getLoc(), *source,
-                                          argPointer(resultName), bytes),
-                     os)))
-      return failure();
+    exec::CopyOp::create(execBuilder, ret.getLoc(), *source,
+                         argPointer(resultName), bytes);
   }
   return success();
 }
 
-FailureOr<EmittedModule> ModuleEmitter::run() {
+LogicalResult ModuleEmitter::lower() {
   if (failed(collect()))
     return failure();
   FailureOr<MemoryPlan> planned = planMemory(module);
   if (failed(planned))
     return failure();
   plan = std::move(*planned);
+  if (failed(lowerPhase(forward, false)) ||
+      (backward && failed(lowerPhase(backward, true))))
+    return failure();
+  return mlir::verify(*execModule);
+}
 
+FailureOr<OwningOpRef<ModuleOp>> ModuleEmitter::takeExecModule() {
+  if (failed(lower()))
+    return failure();
+  return std::move(execModule);
+}
+
+FailureOr<EmittedModule> ModuleEmitter::run() {
+  if (failed(lower()))
+    return failure();
   std::string phases;
   llvm::raw_string_ostream ps(phases);
-  auto entry = [&](GraphOp graph, bool isBackward) -> LogicalResult {
-    StringRef which = isBackward ? "backward" : "forward";
-    ArrayRef<Field> fields = isBackward ? backwardFields : forwardFields;
-    std::string fn = "sluice_" + name + "_" + which.str();
-    ps << "extern \"C\" int " << fn << "(sluice_" << name
-       << "_context *ctx, const sluice_" << name << "_" << which
-       << "_args *args, sluice_stream_t stream_) {\n"
-       << "  const char *phase = \"" << fn << "\";\n"
-       << "  if (!ctx)\n    return SLUICE_ERROR_ARGUMENT;\n"
-       << "  if (!args)\n    return sluice_fail(ctx, SLUICE_ERROR_ARGUMENT, "
-          "\"%s: args is NULL\", phase);\n";
-    for (const Field &f : fields)
-      ps << "  if (!args->" << f.ident
-         << ")\n    return sluice_fail(ctx, SLUICE_ERROR_ARGUMENT, \"%s: "
-            "tensor '"
-         << f.name << "' (args->" << f.ident << ") is NULL\", phase);\n";
-    if (isCuda())
-      ps << "  cudaStream_t stream = (cudaStream_t)stream_;\n";
-    else
-      ps << "  (void)stream_;\n";
-    if (failed(emitPhase(graph, isBackward, ps)))
+  for (auto [index, entry] :
+       llvm::enumerate(execModule->getOps<exec::EntryOp>())) {
+    bool isBackward = index == 1;
+    printEntryPrologue(ps, isBackward);
+    if (failed(printEntry(entry, ps)))
       return failure();
     ps << "  ctx->profiled[" << (isBackward ? 1 : 0)
        << "] = 1;\n  return SLUICE_OK;\n}\n\n";
-    return success();
-  };
-  if (failed(entry(forward, false)) ||
-      (backward && failed(entry(backward, true))))
-    return failure();
+  }
 
   EmittedModule result;
   result.moduleName = name;
@@ -584,4 +588,9 @@ FailureOr<EmittedModule> ModuleEmitter::run() {
 FailureOr<EmittedModule>
 mlir::sluice::emitModule(ModuleOp module, EmitTarget target, StringRef name) {
   return ModuleEmitter(module, target, name).run();
+}
+
+FailureOr<OwningOpRef<ModuleOp>>
+mlir::sluice::lowerToExec(ModuleOp module, EmitTarget target, StringRef name) {
+  return ModuleEmitter(module, target, name).takeExecModule();
 }

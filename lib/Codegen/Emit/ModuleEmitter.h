@@ -46,19 +46,25 @@ public:
     module.getContext()->getOrLoadDialect<exec::ExecDialect>();
     execModule = ModuleOp::create(module.getLoc());
   }
+  /// Lowers and prints the module.
   FailureOr<EmittedModule> run();
+  /// Lowers the module and hands over its sluice_exec entries.
+  FailureOr<OwningOpRef<ModuleOp>> takeExecModule();
 
 private:
   bool isCuda() const { return target == EmitTarget::Cuda; }
   LogicalResult collect();
-  LogicalResult emitPhase(GraphOp graph, bool backward, llvm::raw_ostream &os);
-  LogicalResult emitFused(KernelOp kernel, llvm::raw_ostream &os);
-  LogicalResult emitGemm(KernelOp kernel, llvm::raw_ostream &os);
-  LogicalResult emitLeftover(KernelOp kernel, StringRef what,
-                             ArrayRef<Operation *> ops, ArrayRef<Value> outputs,
-                             ArrayRef<Value> outputPointers, Value cPointer,
-                             function_ref<Value(Value)> outerValue,
-                             llvm::raw_ostream &os);
+  /// Builds the sluice_exec entries of both phases (and the generated
+  /// kernels' text) and verifies them.
+  LogicalResult lower();
+  LogicalResult lowerPhase(GraphOp graph, bool backward);
+  LogicalResult lowerFused(KernelOp kernel);
+  LogicalResult lowerGemm(KernelOp kernel);
+  LogicalResult lowerLeftover(KernelOp kernel, StringRef what,
+                              ArrayRef<Operation *> ops,
+                              ArrayRef<Value> outputs,
+                              ArrayRef<Value> outputPointers, Value cPointer,
+                              function_ref<Value(Value)> outerValue);
   FailureOr<std::pair<exec::BlasEpilogue, Value>>
   foldedEpilogue(KernelOp kernel, const GemmMapping &g,
                  ArrayRef<Operation *> epilogue,
@@ -68,10 +74,15 @@ private:
   FailureOr<Value> addressOf(Value value, Operation *user);
   /// The C expression of addressOf(value, user).
   FailureOr<std::string> pointerOf(Value value, Operation *user);
+  /// `pointer`, or a copy of its op in the entry being built when it was
+  /// made in the other one.
+  Value local(Value pointer);
   /// A boundary tensor's field of the args struct.
   Value argPointer(StringRef canonicalName);
-  /// Prints `op` with the target's printer into the statements of `os`.
-  LogicalResult print(Operation *op, llvm::raw_ostream &os);
+  /// Prints the statements of `entry` with the target's printer.
+  LogicalResult printEntry(exec::EntryOp entry, llvm::raw_ostream &os);
+  /// An entry point's signature and argument checks.
+  void printEntryPrologue(llvm::raw_ostream &os, bool isBackward) const;
   std::string header() const;
   /// The source file: prelude, lifecycle, the entry points `phases`, the
   /// generic entry points.

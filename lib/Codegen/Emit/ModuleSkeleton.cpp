@@ -336,6 +336,29 @@ void ModuleEmitter::printGenericEntryPoints(llvm::raw_ostream &os) const {
   os << "  }\n  return count;\n}\n#endif\n";
 }
 
+void ModuleEmitter::printEntryPrologue(llvm::raw_ostream &ps,
+                                       bool isBackward) const {
+  StringRef which = isBackward ? "backward" : "forward";
+  ArrayRef<Field> fields = isBackward ? backwardFields : forwardFields;
+  std::string fn = "sluice_" + name + "_" + which.str();
+  ps << "extern \"C\" int " << fn << "(sluice_" << name
+     << "_context *ctx, const sluice_" << name << "_" << which
+     << "_args *args, sluice_stream_t stream_) {\n"
+     << "  const char *phase = \"" << fn << "\";\n"
+     << "  if (!ctx)\n    return SLUICE_ERROR_ARGUMENT;\n"
+     << "  if (!args)\n    return sluice_fail(ctx, SLUICE_ERROR_ARGUMENT, "
+        "\"%s: args is NULL\", phase);\n";
+  for (const Field &f : fields)
+    ps << "  if (!args->" << f.ident
+       << ")\n    return sluice_fail(ctx, SLUICE_ERROR_ARGUMENT, \"%s: "
+          "tensor '"
+       << f.name << "' (args->" << f.ident << ") is NULL\", phase);\n";
+  if (isCuda())
+    ps << "  cudaStream_t stream = (cudaStream_t)stream_;\n";
+  else
+    ps << "  (void)stream_;\n";
+}
+
 std::string ModuleEmitter::source(StringRef phases) const {
   std::string text;
   llvm::raw_string_ostream os(text);

@@ -37,11 +37,11 @@ LogicalResult printOperation(HostEmitter &emitter, exec::GemmOp op) {
      << cppBool(op.getTransB()) << ", " << op.getM() << "LL, " << op.getN()
      << "LL, " << op.getK() << "LL, alpha, (const "
      << storageType(op.getAType()) << " *)(" << *a << "), " << op.getLda()
-     << "LL, " << op.getStrideA() << "LL, (const "
-     << storageType(op.getBType()) << " *)(" << *b << "), " << op.getLdb()
-     << "LL, " << op.getStrideB() << "LL, (" << storageType(op.getCType())
-     << " *)(" << *c << "), " << op.getLdc() << "LL, " << op.getStrideC()
-     << "LL, " << op.getBatchCount() << "LL))\n";
+     << "LL, " << op.getStrideA() << "LL, (const " << storageType(op.getBType())
+     << " *)(" << *b << "), " << op.getLdb() << "LL, " << op.getStrideB()
+     << "LL, (" << storageType(op.getCType()) << " *)(" << *c << "), "
+     << op.getLdc() << "LL, " << op.getStrideC() << "LL, " << op.getBatchCount()
+     << "LL))\n";
   os.indent() << "return sluice_fail(ctx, SLUICE_ERROR_ALLOC, \"%s: no "
                  "scratch memory for the GEMM of "
               << op.getLabel() << "\", phase);\n";
@@ -52,16 +52,10 @@ LogicalResult printOperation(HostEmitter &emitter, exec::GemmOp op) {
 
 LogicalResult printOperation(HostEmitter &emitter, exec::LaunchOp op) {
   raw_indented_ostream &os = emitter.body();
-  os << "// " << op.getLabel() << "\n";
-  for (auto [output, bytes] : llvm::zip_equal(op.getOutputs(),
-                                               op.getClearBytes())) {
-    if (!bytes)
-      continue;
-    FailureOr<std::string> pointer = HostEmitter::pointer(output);
-    if (failed(pointer))
-      return failure();
-    os << "memset((void *)(" << *pointer << "), 0, " << bytes << "ULL);\n";
-  }
+  if (failed(printLaunchHeading(os, op, [&](StringRef pointer, int64_t bytes) {
+        os << "memset((void *)(" << pointer << "), 0, " << bytes << "ULL);\n";
+      })))
+    return failure();
   os << op.getKernel();
   return printLaunchArguments(os, op);
 }

@@ -90,8 +90,8 @@ void printLtDescriptors(HostEmitter &emitter, exec::GemmOp op) {
         {"TRANSB", "tb", "transb"},
         {"EPILOGUE", "epilogue", "epilogue"}})
     os << "SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_desc_"
-       << s << ", CUBLASLT_MATMUL_DESC_" << attr << ", &" << var
-       << ", sizeof(" << var << ")), \"" << what << "\");\n";
+       << s << ", CUBLASLT_MATMUL_DESC_" << attr << ", &" << var << ", sizeof("
+       << var << ")), \"" << what << "\");\n";
   os.unindent() << "}\n";
   bool ta = op.getTransA() == exec::BlasOp::t;
   bool tb = op.getTransB() == exec::BlasOp::t;
@@ -159,18 +159,12 @@ LogicalResult printOperation(HostEmitter &emitter, exec::GemmOp op) {
 
 LogicalResult printOperation(HostEmitter &emitter, exec::LaunchOp op) {
   raw_indented_ostream &os = emitter.body();
-  os << "// " << op.getLabel() << "\n";
-  for (auto [output, bytes] : llvm::zip_equal(op.getOutputs(),
-                                               op.getClearBytes())) {
-    if (!bytes)
-      continue;
-    FailureOr<std::string> pointer = HostEmitter::pointer(output);
-    if (failed(pointer))
-      return failure();
-    os << "SLUICE_CHECK_CUDA(cudaMemsetAsync((void *)(" << *pointer << "), 0, "
-       << bytes << "ULL, stream), \"clearing a packed mask of "
-       << op.getLabel() << "\");\n";
-  }
+  if (failed(printLaunchHeading(os, op, [&](StringRef pointer, int64_t bytes) {
+        os << "SLUICE_CHECK_CUDA(cudaMemsetAsync((void *)(" << pointer
+           << "), 0, " << bytes << "ULL, stream), \"clearing a packed mask of "
+           << op.getLabel() << "\");\n";
+      })))
+    return failure();
   os << op.getKernel() << "<<<" << op.getGrid() << ", " << op.getThreads()
      << ", 0, stream>>>";
   if (failed(printLaunchArguments(os, op)))
