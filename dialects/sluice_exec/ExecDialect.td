@@ -79,4 +79,56 @@ def Exec_ComputeTypeAttr : EnumAttr<Exec_Dialect, Exec_ComputeType, "compute"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Exec_ScheduleMode : I32EnumAttr<"ScheduleMode", "how a kernel's iteration space spreads over the grid", [
+    I32EnumAttrCase<"elementwise", 0>,
+    I32EnumAttrCase<"row_block", 1>]> {
+  let cppNamespace = "::mlir::sluice::exec";
+  let genSpecializedAttr = 0;
+}
+
+def Exec_ReductionStrategy : I32EnumAttr<"ReductionStrategy", "how a reduction's per-thread partial results combine", [
+    I32EnumAttrCase<"none", 0>,
+    I32EnumAttrCase<"warp", 1>,
+    I32EnumAttrCase<"block", 2>]> {
+  let cppNamespace = "::mlir::sluice::exec";
+  let genSpecializedAttr = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+def Exec_ScheduleAttr : AttrDef<Exec_Dialect, "Schedule"> {
+  let mnemonic = "schedule";
+  let summary = "how a generated kernel maps onto blocks, threads and vectors";
+  let description = [{
+    The schedule of a fused kernel (docs/Codegen.md, "Schedules"), as
+    decided by `scheduleOps` (include/sluice/Codegen/Schedule.h):
+    `elementwise` (a grid-stride loop over all points, `vector` contiguous
+    points per thread and step) or `row_block` (one block per point of the
+    `outer` dims, its threads covering the `inner` dims,
+    `elements_per_thread` each); `grid` blocks of `threads` threads; how
+    reductions combine across threads (`none`, `warp` shuffles, `block`
+    through shared memory). `outer` and `inner` name the dims in iteration
+    order; the last inner dim is the vector dim.
+
+    ```mlir
+    #sluice_exec.schedule<mode = row_block, reduction = warp, grid = 6,
+        threads = 32, vector = 4, elements_per_thread = 4,
+        outer = ["b", "j"], inner = ["i"]>
+    ```
+  }];
+  let parameters = (ins
+    EnumParameter<Exec_ScheduleMode>:$mode,
+    EnumParameter<Exec_ReductionStrategy>:$reduction,
+    "int64_t":$grid,
+    "int64_t":$threads,
+    "int64_t":$vector,
+    "int64_t":$elements_per_thread,
+    "ArrayAttr":$outer,
+    "ArrayAttr":$inner);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // SLUICE_EXEC_DIALECT_TD

@@ -41,6 +41,33 @@ static bool isKernelElement(Type type) {
   return type.isF32() || type.isF16() || type.isBF16() || type.isInteger(1);
 }
 
+LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   ScheduleMode mode,
+                                   ReductionStrategy reduction, int64_t grid,
+                                   int64_t threads, int64_t vector,
+                                   int64_t elementsPerThread, ArrayAttr outer,
+                                   ArrayAttr inner) {
+  for (auto [what, value] : {std::pair<StringRef, int64_t>{"grid", grid},
+                             {"threads", threads},
+                             {"vector", vector},
+                             {"elements_per_thread", elementsPerThread}})
+    if (value < 1)
+      return emitError() << "schedule " << what << " = " << value
+                         << " is not positive";
+  if (elementsPerThread % vector)
+    return emitError() << "schedule elements_per_thread = " << elementsPerThread
+                       << " is not a multiple of vector = " << vector;
+  if (mode == ScheduleMode::elementwise &&
+      (reduction != ReductionStrategy::none || !outer.empty()))
+    return emitError() << "an elementwise schedule has no outer dims and no "
+                          "reduction";
+  if (inner.empty() || !llvm::all_of(outer, llvm::IsaPred<StringAttr>) ||
+      !llvm::all_of(inner, llvm::IsaPred<StringAttr>))
+    return emitError() << "schedule dims must be names, with at least one "
+                          "inner dim";
+  return success();
+}
+
 LogicalResult LaunchOp::verify() {
   if (getInputTypes().size() != getInputs().size() ||
       getOutputTypes().size() != getOutputs().size())

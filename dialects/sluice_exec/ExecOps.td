@@ -100,26 +100,28 @@ def Exec_LaunchOp : Exec_Op<"launch", [AttrSizedOperandSegments]> {
   let summary = "one run of a generated kernel function";
   let description = [{
     Calls the kernel function `kernel` (a `__global__` function on CUDA, a
-    host function in C++) with the input pointers, then the output
+    host function in C++), generated for `schedule`, with the input
+    pointers, then the output
     pointers, then the dropout seed. `input_types` / `output_types` give
     each pointer's element type as the kernel reads it: f32, f16, bf16, or
     i1 for a bit-packed mask (32-bit words, bit e % 32 of word e / 32).
     The kernel or-s a mask's bits in, so every i1 output is zeroed first:
     `clear_bytes` gives, per output, the bytes to zero (whole words; 0 for
-    the other outputs). On CUDA it launches `grid` blocks of `threads`
+    the other outputs). On CUDA it launches the schedule's `grid` blocks of `threads`
     threads on the stream and checks the launch; `label` names the kernel
     in a comment and in that check.
 
     ```mlir
-    sluice_exec.launch @sluice_kernel_0_ln grid 6 threads 32
-        (%x, %g) -> (%y, %m) {input_types = [f32, f32],
+    sluice_exec.launch @sluice_kernel_0_ln schedule <
+        mode = row_block, reduction = warp, grid = 6, threads = 32,
+        vector = 4, elements_per_thread = 4, outer = ["b", "j"],
+        inner = ["i"]> (%x, %g) -> (%y, %m) {input_types = [f32, f32],
         output_types = [f32, i1], clear_bytes = array<i64: 0, 4>,
         label = "kernel 'ln' (fused: ln)"}
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$kernel,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$grid,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$threads,
+                       Exec_ScheduleAttr:$schedule,
                        Variadic<Exec_PtrType>:$inputs,
                        Variadic<Exec_PtrType>:$outputs,
                        TypeArrayAttr:$input_types,
@@ -127,7 +129,7 @@ def Exec_LaunchOp : Exec_Op<"launch", [AttrSizedOperandSegments]> {
                        DenseI64ArrayAttr:$clear_bytes,
                        StrAttr:$label);
   let assemblyFormat = [{
-    $kernel `grid` $grid `threads` $threads ` ` `(` $inputs `)` `->` `(` $outputs `)`
+    $kernel `schedule` $schedule ` ` `(` $inputs `)` `->` `(` $outputs `)`
     attr-dict
   }];
   let hasVerifier = 1;

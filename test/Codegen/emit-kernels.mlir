@@ -9,10 +9,10 @@
 
 // The layernorm: one warp per (b, j) row, 40 = 10 groups of 4 floats.
 // SCHED-LABEL: sluice.graph @fused
-// SCHED: kernel(%{{.*}}) {members = ["ln"], sluice.name = "ln", sluice.schedule = {elements_per_thread = 4 : i64, grid = 6 : i64, inner = ["i"], mode = "row_block", outer = ["b", "j"], reduction = "warp", threads = 32 : i64, vector = 4 : i64}}
-// SCHED: sluice.name = "softmax", sluice.schedule = {elements_per_thread = 4 : i64, grid = 6 : i64, inner = ["k"], mode = "row_block", outer = ["h", "j"], reduction = "warp", threads = 32 : i64, vector = 4 : i64}
+// SCHED: kernel(%{{.*}}) {members = ["ln"], sluice.name = "ln", sluice.schedule = #sluice_exec.schedule<mode = row_block, reduction = warp, grid = 6, threads = 32, vector = 4, elements_per_thread = 4, outer = ["b", "j"], inner = ["i"]>}
+// SCHED: sluice.name = "softmax", sluice.schedule = #sluice_exec.schedule<mode = row_block, reduction = warp, grid = 6, threads = 32, vector = 4, elements_per_thread = 4, outer = ["h", "j"], inner = ["k"]>
 // The transpose: element-wise over its result's layout (j innermost, 3: no vector).
-// SCHED: sluice.name = "transpose", sluice.schedule = {elements_per_thread = 1 : i64, grid = 1 : i64, inner = ["i", "b", "j"], mode = "elementwise", outer = [], reduction = "none", threads = 256 : i64, vector = 1 : i64}
+// SCHED: sluice.name = "transpose", sluice.schedule = #sluice_exec.schedule<mode = elementwise, reduction = none, grid = 1, threads = 256, vector = 1, elements_per_thread = 1, outer = [], inner = ["i", "b", "j"]>
 // GEMM kernels get no thread schedule.
 // SCHED-NOT: sluice.schedule
 // SCHED: sluice.name = "ffn1"

@@ -5,7 +5,7 @@
 // f16 element-wise: 8 halves (16 bytes) per thread and step along the
 // contiguous i; 2*4*1024/8 = 1024 groups = 4 blocks of 256.
 // CHECK-LABEL: sluice.graph @elementwise_f16
-// CHECK: sluice.schedule = {elements_per_thread = 8 : i64, grid = 4 : i64, inner = ["b", "j", "i"], mode = "elementwise", outer = [], reduction = "none", threads = 256 : i64, vector = 8 : i64}
+// CHECK: sluice.schedule = #sluice_exec.schedule<mode = elementwise, reduction = none, grid = 4, threads = 256, vector = 8, elements_per_thread = 8, outer = [], inner = ["b", "j", "i"]>
 sluice.graph @elementwise_f16(%x: !sluice.tensor<[b=2, j=4, i=1024], f16> {sluice.name = "x"})
     -> (!sluice.tensor<[b=2, j=4, i=1024], f16> {sluice.name = "y"}) {
   %y = sluice.kernel (%x) {kind = #sluice<kernel_kind fused>, members = ["relu"]}
@@ -27,7 +27,7 @@ sluice.graph @elementwise_f16(%x: !sluice.tensor<[b=2, j=4, i=1024], f16> {sluic
 // A row sum over 1024 floats: 256 groups of 4 over 64 threads (4 groups,
 // 16 floats each), combined through shared memory.
 // CHECK-LABEL: sluice.graph @block_reduction
-// CHECK: sluice.schedule = {elements_per_thread = 16 : i64, grid = 8 : i64, inner = ["i"], mode = "row_block", outer = ["b", "j"], reduction = "block", threads = 64 : i64, vector = 4 : i64}
+// CHECK: sluice.schedule = #sluice_exec.schedule<mode = row_block, reduction = block, grid = 8, threads = 64, vector = 4, elements_per_thread = 16, outer = ["b", "j"], inner = ["i"]>
 sluice.graph @block_reduction(%x: !sluice.tensor<[b=2, j=4, i=1024], f32> {sluice.name = "x"})
     -> (!sluice.tensor<[b=2, j=4], f32> {sluice.name = "s"}) {
   %s = sluice.kernel (%x) {kind = #sluice<kernel_kind fused>, members = ["sum"]}
@@ -44,7 +44,7 @@ sluice.graph @block_reduction(%x: !sluice.tensor<[b=2, j=4, i=1024], f32> {sluic
 // A bias gradient: the reduced dims (b, j) are the outer ones of the layout,
 // so the block walks them with no vector access.
 // CHECK-LABEL: sluice.graph @bias_gradient
-// CHECK: sluice.schedule = {elements_per_thread = 1 : i64, grid = 8 : i64, inner = ["b", "j"], mode = "row_block", outer = ["i"], reduction = "warp", threads = 32 : i64, vector = 1 : i64}
+// CHECK: sluice.schedule = #sluice_exec.schedule<mode = row_block, reduction = warp, grid = 8, threads = 32, vector = 1, elements_per_thread = 1, outer = ["i"], inner = ["b", "j"]>
 sluice.graph @bias_gradient(%dy: !sluice.tensor<[b=2, j=4, i=8], f32> {sluice.name = "dy"})
     -> (!sluice.tensor<[i=8], f32> {sluice.name = "db"}) {
   %db = sluice.kernel (%dy) {kind = #sluice<kernel_kind fused>, members = ["db"]}
@@ -61,7 +61,7 @@ sluice.graph @bias_gradient(%dy: !sluice.tensor<[b=2, j=4, i=8], f32> {sluice.na
 // No reduction, two domains: the outer dims are the ones every op shares,
 // so a per-row value is computed once per block and broadcast.
 // CHECK-LABEL: sluice.graph @broadcast_rows
-// CHECK: sluice.schedule = {elements_per_thread = 4 : i64, grid = 8 : i64, inner = ["i"], mode = "row_block", outer = ["b", "j"], reduction = "none", threads = 32 : i64, vector = 4 : i64}
+// CHECK: sluice.schedule = #sluice_exec.schedule<mode = row_block, reduction = none, grid = 8, threads = 32, vector = 4, elements_per_thread = 4, outer = ["b", "j"], inner = ["i"]>
 sluice.graph @broadcast_rows(%x: !sluice.tensor<[b=2, j=4, i=8], f32> {sluice.name = "x"},
                              %m: !sluice.tensor<[b=2, j=4], f32> {sluice.name = "m"})
     -> (!sluice.tensor<[b=2, j=4, i=8], f32> {sluice.name = "y"}) {

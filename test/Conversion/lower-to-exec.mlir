@@ -23,23 +23,23 @@
 // CHECK-DAG: %[[RSTD:.*]] = sluice_exec.arg "rstd"
 // CHECK-DAG: %[[H:.*]] = sluice_exec.arg "h"
 // CHECK: sluice_exec.timer_begin 0, 0
-// CHECK-NEXT: sluice_exec.launch @sluice_kernel_0_ln grid 6 threads 32 (%[[X]], %[[G]]) -> (%[[Y]], %[[RSTD]]) {clear_bytes = array<i64: 0, 0>, input_types = [f32, f32], label = "kernel 'ln' (fused: ln)", output_types = [f32, f32]}
+// CHECK-NEXT: sluice_exec.launch @sluice_kernel_0_ln schedule <mode = row_block, reduction = warp, grid = 6, threads = 32, vector = 4, elements_per_thread = 4, outer = ["b", "j"], inner = ["i"]> (%[[X]], %[[G]]) -> (%[[Y]], %[[RSTD]]) {clear_bytes = array<i64: 0, 0>, input_types = [f32, f32], label = "kernel 'ln' (fused: ln)", output_types = [f32, f32]}
 // CHECK-NEXT: sluice_exec.timer_end 0, 0
-// CHECK: sluice_exec.launch @sluice_kernel_2_transpose grid 1 threads 256
+// CHECK: sluice_exec.launch @sluice_kernel_2_transpose schedule <mode = elementwise, reduction = none, grid = 1, threads = 256,
 // CHECK: sluice_exec.timer_begin 0, 3
 // CUDA-NEXT: sluice_exec.gemm %[[W1]] * %[[X]] -> %[[H]] bias %[[B1]] {{{.*}}descriptor = 0 : i64, epilogue = #sluice_exec.epilogue<bias_gelu>, k = 40 : i64, {{.*}}lda = 40 : i64, ldb = 40 : i64, ldc = 16 : i64, m = 16 : i64, n = 6 : i64, {{.*}}trans_a = #sluice_exec.blas_op<t>, trans_b = #sluice_exec.blas_op<n>}
 // CUDA-NEXT: sluice_exec.timer_end 0, 3
 // CPP-NEXT: sluice_exec.gemm %[[W1]] * %[[X]] -> %[[H]] {{{.*}}epilogue = #sluice_exec.epilogue<none>, k = 40 : i64,
-// CPP-NEXT: sluice_exec.launch @sluice_kernel_3_ffn1_epilogue grid 1 threads 32 (%[[H]], %[[B1]]) -> (%[[H]])
+// CPP-NEXT: sluice_exec.launch @sluice_kernel_3_ffn1_epilogue schedule <{{.*}}> (%[[H]], %[[B1]]) -> (%[[H]])
 // CPP-NEXT: sluice_exec.timer_end 0, 3
 // CHECK: sluice_exec.gemm {{.*}}epilogue = #sluice_exec.epilogue<none>, k = 6 : i64, label = "kernel 'd_w1' (gemm: d_w1, d_b1)", lda = 40 : i64, ldb = 16 : i64, ldc = 40 : i64, m = 40 : i64, n = 16 : i64, {{.*}}trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<t>}
-// CHECK-NEXT: sluice_exec.launch @sluice_kernel_{{[34]}}_d_w1_bgrad grid 16 threads 32
+// CHECK-NEXT: sluice_exec.launch @sluice_kernel_{{[34]}}_d_w1_bgrad schedule <mode = row_block, reduction = warp, grid = 16, threads = 32,
 // CHECK-NEXT: sluice_exec.timer_end 0, 4
 // CHECK-NEXT: }
 
 // TRAIN-LABEL: sluice_exec.entry @sluice_post_relu_f32_train_dropout_forward {
-// TRAIN: sluice_exec.launch @sluice_kernel_2_k6 grid 1 threads 128 () -> (%[[MASK:[0-9]+]]) {clear_bytes = array<i64: 16>, input_types = [], label = "kernel 'k6' (fused: attn_dropout.mask)", output_types = [i1]}
-// TRAIN: sluice_exec.launch @sluice_kernel_3_k7 grid 20 threads 32 (%{{.*}}, %[[MASK]]) -> ({{.*}}) {clear_bytes = array<i64: 0, 0>, input_types = [f32, i1]
+// TRAIN: sluice_exec.launch @sluice_kernel_2_k6 schedule <mode = elementwise, reduction = none, grid = 1, threads = 128, {{.*}}> () -> (%[[MASK:[0-9]+]]) {clear_bytes = array<i64: 16>, input_types = [], label = "kernel 'k6' (fused: attn_dropout.mask)", output_types = [i1]}
+// TRAIN: sluice_exec.launch @sluice_kernel_3_k7 schedule <mode = row_block, {{.*}}grid = 20, threads = 32, {{.*}}> (%{{.*}}, %[[MASK]]) -> ({{.*}}) {clear_bytes = array<i64: 0, 0>, input_types = [f32, i1]
 // TRAIN-LABEL: sluice_exec.entry @sluice_post_relu_f32_train_dropout_backward {
 // TRAIN: sluice_exec.arena
-// TRAIN: sluice_exec.launch @sluice_kernel_{{[0-9]+}}_k20 grid 1 threads 128 () -> (%{{.*}}) {clear_bytes = array<i64: 16>, {{.*}}output_types = [i1]}
+// TRAIN: sluice_exec.launch @sluice_kernel_{{[0-9]+}}_k20 schedule <{{.*}}> () -> (%{{.*}}) {clear_bytes = array<i64: 16>, {{.*}}output_types = [i1]}

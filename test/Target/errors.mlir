@@ -68,7 +68,7 @@ sluice_exec.entry @e {
 sluice_exec.entry @e {
   %x = sluice_exec.arg "x"
   // expected-error @+1 {{has 1 inputs and 1 outputs but 2 and 1 element types}}
-  sluice_exec.launch @k grid 1 threads 32 (%x) -> (%x) {input_types = [f32, f32], output_types = [f32], clear_bytes = array<i64: 0>, label = "k"}
+  sluice_exec.launch @k schedule <mode = elementwise, reduction = none, grid = 1, threads = 32, vector = 1, elements_per_thread = 1, outer = [], inner = ["i"]> (%x) -> (%x) {input_types = [f32, f32], output_types = [f32], clear_bytes = array<i64: 0>, label = "k"}
 }
 
 // -----
@@ -76,7 +76,7 @@ sluice_exec.entry @e {
 sluice_exec.entry @e {
   %x = sluice_exec.arg "x"
   // expected-error @+1 {{element type 'f64' is not f32, f16, bf16 or i1 (a packed mask)}}
-  sluice_exec.launch @k grid 1 threads 32 (%x) -> (%x) {input_types = [f64], output_types = [f32], clear_bytes = array<i64: 0>, label = "k"}
+  sluice_exec.launch @k schedule <mode = elementwise, reduction = none, grid = 1, threads = 32, vector = 1, elements_per_thread = 1, outer = [], inner = ["i"]> (%x) -> (%x) {input_types = [f64], output_types = [f32], clear_bytes = array<i64: 0>, label = "k"}
 }
 
 // -----
@@ -84,7 +84,7 @@ sluice_exec.entry @e {
 sluice_exec.entry @e {
   %x = sluice_exec.arg "x"
   // expected-error @+1 {{output #0 clears 0 bytes; a packed (i1) output clears its whole 32-bit words, any other output nothing}}
-  sluice_exec.launch @k grid 1 threads 32 (%x) -> (%x) {input_types = [f32], output_types = [i1], clear_bytes = array<i64: 0>, label = "k"}
+  sluice_exec.launch @k schedule <mode = elementwise, reduction = none, grid = 1, threads = 32, vector = 1, elements_per_thread = 1, outer = [], inner = ["i"]> (%x) -> (%x) {input_types = [f32], output_types = [i1], clear_bytes = array<i64: 0>, label = "k"}
 }
 
 // -----
@@ -92,13 +92,29 @@ sluice_exec.entry @e {
 sluice_exec.entry @e {
   %x = sluice_exec.arg "x"
   // expected-error @+1 {{output #0 clears 6 bytes; a packed (i1) output clears its whole 32-bit words, any other output nothing}}
-  sluice_exec.launch @k grid 1 threads 32 (%x) -> (%x) {input_types = [f32], output_types = [i1], clear_bytes = array<i64: 6>, label = "k"}
+  sluice_exec.launch @k schedule <mode = elementwise, reduction = none, grid = 1, threads = 32, vector = 1, elements_per_thread = 1, outer = [], inner = ["i"]> (%x) -> (%x) {input_types = [f32], output_types = [i1], clear_bytes = array<i64: 6>, label = "k"}
 }
 
 // -----
 
 sluice_exec.entry @e {
   %x = sluice_exec.arg "x"
-  // expected-error @+1 {{'sluice_exec.launch' op attribute 'threads' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
-  sluice_exec.launch @k grid 1 threads 0 (%x) -> (%x) {input_types = [f32], output_types = [f32], clear_bytes = array<i64: 0>, label = "k"}
+  // expected-error @+1 {{schedule threads = 0 is not positive}}
+  sluice_exec.launch @k schedule <mode = elementwise, reduction = none, grid = 1, threads = 0, vector = 1, elements_per_thread = 1, outer = [], inner = ["i"]> (%x) -> (%x) {input_types = [f32], output_types = [f32], clear_bytes = array<i64: 0>, label = "k"}
+}
+
+// -----
+
+sluice_exec.entry @e {
+  %x = sluice_exec.arg "x"
+  // expected-error @+1 {{schedule elements_per_thread = 6 is not a multiple of vector = 4}}
+  sluice_exec.launch @k schedule <mode = row_block, reduction = warp, grid = 1, threads = 32, vector = 4, elements_per_thread = 6, outer = ["j"], inner = ["i"]> (%x) -> (%x) {input_types = [f32], output_types = [f32], clear_bytes = array<i64: 0>, label = "k"}
+}
+
+// -----
+
+sluice_exec.entry @e {
+  %x = sluice_exec.arg "x"
+  // expected-error @+1 {{an elementwise schedule has no outer dims and no reduction}}
+  sluice_exec.launch @k schedule <mode = elementwise, reduction = block, grid = 1, threads = 32, vector = 1, elements_per_thread = 1, outer = [], inner = ["i"]> (%x) -> (%x) {input_types = [f32], output_types = [f32], clear_bytes = array<i64: 0>, label = "k"}
 }

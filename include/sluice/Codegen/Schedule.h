@@ -14,6 +14,7 @@
 #define SLUICE_CODEGEN_SCHEDULE_H
 
 #include "dialects/sluice/SluiceOps.h"
+#include "dialects/sluice_exec/ExecDialect.h"
 
 #include "mlir/Pass/Pass.h"
 
@@ -59,8 +60,9 @@ struct KernelSchedule {
   int64_t elementsPerThread = 1;
   ReductionStrategy reduction = ReductionStrategy::None;
 
-  /// The schedule as an attribute (what --sluice-schedule attaches).
-  DictionaryAttr toAttr(MLIRContext *context) const;
+  /// The schedule as a typed attribute (what --sluice-schedule attaches
+  /// and what a sluice_exec.launch carries).
+  exec::ScheduleAttr toAttr(MLIRContext *context) const;
 };
 
 /// The schedule of the primitives `ops` (program order) run as one kernel.

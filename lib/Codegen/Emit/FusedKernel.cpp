@@ -556,9 +556,9 @@ exec::LaunchOp mlir::sluice::emit::buildLaunch(OpBuilder &builder,
     SmallVector<Type> types;
     for (auto [value, isPacked] : llvm::zip_equal(values, packed))
       types.push_back(
-          isPacked ? builder.getI1Type()
-                   : llvm::cast<NamedTensorType>(value.getType())
-                         .getElementType());
+          isPacked
+              ? builder.getI1Type()
+              : llvm::cast<NamedTensorType>(value.getType()).getElementType());
     return builder.getTypeArrayAttr(types);
   };
   SmallVector<int64_t> clearBytes;
@@ -569,10 +569,10 @@ exec::LaunchOp mlir::sluice::emit::buildLaunch(OpBuilder &builder,
     clearBytes.push_back(packed ? (elements + 31) / 32 * 4 : 0);
   }
   Location loc = group.ops.front()->getLoc();
-  return exec::LaunchOp::create(
-      builder, loc, group.name, group.schedule.gridSize,
-      group.schedule.threadsPerBlock, inputPointers, outputPointers,
-      elementTypes(group.inputs, group.inputPacked),
-      elementTypes(group.outputs, group.outputPacked), clearBytes,
-      group.description);
+  return exec::LaunchOp::create(builder, loc, group.name,
+                                group.schedule.toAttr(builder.getContext()),
+                                inputPointers, outputPointers,
+                                elementTypes(group.inputs, group.inputPacked),
+                                elementTypes(group.outputs, group.outputPacked),
+                                clearBytes, group.description);
 }

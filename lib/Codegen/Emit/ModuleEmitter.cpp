@@ -285,6 +285,34 @@ ModuleEmitter::lowerLeftover(KernelOp kernel, StringRef what,
   return success();
 }
 
+/// Splits the ops of gemm kernel `kernel` other than its contraction and
+/// the views of its inputs into those that read the product (`epilogue`, in
+/// order) and those that do not (`independent`: bias gradients of A or B).
+static void splitGemmKernel(KernelOp kernel,
+                            function_ref<Value(Value)> outerValue,
+                            SmallVectorImpl<Operation *> &epilogue,
+                            SmallVectorImpl<Operation *> &independent) {
+  Value product = kernel.getContraction().getResult();
+  llvm::SmallPtrSet<Operation *, 8> readsProduct;
+  for (Operation &op : kernel.getBlock().without_terminator()) {
+    if (&op == product.getDefiningOp())
+      continue;
+    if (auto rename = llvm::dyn_cast<RenameOp>(op))
+      if (outerValue(rename.getResult()))
+        continue; // a view of an input
+    bool readsC = llvm::any_of(op.getOperands(), [&](Value operand) {
+      return operand == product ||
+             readsProduct.contains(operand.getDefiningOp());
+    });
+    if (readsC) {
+      readsProduct.insert(&op);
+      epilogue.push_back(&op);
+    } else {
+      independent.push_back(&op);
+    }
+  }
+}
+
 LogicalResult ModuleEmitter::lowerGemm(KernelOp kernel) {
   std::string description = describeKernel(kernel);
   ContractOp contract = kernel.getContraction();
@@ -304,7 +332,6 @@ LogicalResult ModuleEmitter::lowerGemm(KernelOp kernel) {
              << "dimension " << value << " beyond the 32-bit BLAS interface";
 
   // Top-level pointers of the body's block arguments and yielded values.
-  Block &block = kernel.getBlock();
   auto outerValue = [&](Value inner) -> Value {
     inner = resolveView(inner);
     if (auto arg = llvm::dyn_cast<BlockArgument>(inner))
@@ -326,25 +353,10 @@ LogicalResult ModuleEmitter::lowerGemm(KernelOp kernel) {
 
   // Split the other ops: those that read C (the epilogue) and those that
   // do not (bias gradients of A or B).
-  llvm::SetVector<Operation *> epilogueOps;
   SmallVector<Operation *> epilogue, independent;
-  for (Operation &op : block.without_terminator()) {
-    if (&op == contract.getOperation())
-      continue;
-    if (auto rename = llvm::dyn_cast<RenameOp>(op))
-      if (outerValue(rename.getResult()))
-        continue; // a view of an input
-    bool readsC = llvm::any_of(op.getOperands(), [&](Value operand) {
-      return operand == contract.getResult() ||
-             epilogueOps.contains(operand.getDefiningOp());
-    });
-    if (readsC) {
-      epilogueOps.insert(&op);
-      epilogue.push_back(&op);
-    } else {
-      independent.push_back(&op);
-    }
-  }
+  splitGemmKernel(kernel, outerValue, epilogue, independent);
+  llvm::SmallPtrSet<Operation *, 8> epilogueOps(epilogue.begin(),
+                                                epilogue.end());
   ValueRange yielded = kernel.getYield().getOperands();
   SmallVector<Value> epilogueOutputs, independentOutputs;
   SmallVector<Value> epilogueOutputAddresses, independentOutputAddresses;

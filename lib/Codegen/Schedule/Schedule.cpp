@@ -222,29 +222,20 @@ FailureOr<KernelSchedule> mlir::sluice::scheduleKernel(KernelOp kernel) {
   return scheduleOps(ops);
 }
 
-DictionaryAttr KernelSchedule::toAttr(MLIRContext *context) const {
+exec::ScheduleAttr KernelSchedule::toAttr(MLIRContext *context) const {
   Builder builder(context);
   auto strings = [&](ArrayRef<std::string> names) {
     SmallVector<StringRef> refs(names.begin(), names.end());
     return builder.getStrArrayAttr(refs);
   };
-  StringRef reductionName = reduction == ReductionStrategy::Warp    ? "warp"
-                            : reduction == ReductionStrategy::Block ? "block"
-                                                                    : "none";
-  SmallVector<NamedAttribute> entries = {
-      builder.getNamedAttr(
-          "mode", builder.getStringAttr(mode == ScheduleMode::Elementwise
-                                            ? "elementwise"
-                                            : "row_block")),
-      builder.getNamedAttr("outer", strings(outerDims)),
-      builder.getNamedAttr("inner", strings(innerDims)),
-      builder.getNamedAttr("grid", builder.getI64IntegerAttr(gridSize)),
-      builder.getNamedAttr("threads",
-                           builder.getI64IntegerAttr(threadsPerBlock)),
-      builder.getNamedAttr("vector", builder.getI64IntegerAttr(vectorWidth)),
-      builder.getNamedAttr("elements_per_thread",
-                           builder.getI64IntegerAttr(elementsPerThread)),
-      builder.getNamedAttr("reduction", builder.getStringAttr(reductionName)),
-  };
-  return builder.getDictionaryAttr(entries);
+  exec::ReductionStrategy strategy =
+      reduction == ReductionStrategy::Warp    ? exec::ReductionStrategy::warp
+      : reduction == ReductionStrategy::Block ? exec::ReductionStrategy::block
+                                              : exec::ReductionStrategy::none;
+  return exec::ScheduleAttr::get(
+      context,
+      mode == ScheduleMode::Elementwise ? exec::ScheduleMode::elementwise
+                                        : exec::ScheduleMode::row_block,
+      strategy, gridSize, threadsPerBlock, vectorWidth, elementsPerThread,
+      strings(outerDims), strings(innerDims));
 }

@@ -19,9 +19,13 @@ struct SchedulePass
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SchedulePass)
 
   StringRef getArgument() const final { return "sluice-schedule"; }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<exec::ExecDialect>();
+  }
   StringRef getDescription() const final {
     return "Attaches to every fused sluice.kernel its thread schedule "
-           "(sluice.schedule: grid, threads, vector width, reduction)";
+           "(sluice.schedule = #sluice_exec.schedule<...>: grid, threads, "
+           "vector width, reduction)";
   }
   void runOnOperation() override {
     bool failed = false;

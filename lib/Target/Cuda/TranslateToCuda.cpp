@@ -165,8 +165,8 @@ LogicalResult printOperation(HostEmitter &emitter, exec::LaunchOp op) {
            << op.getLabel() << "\");\n";
       })))
     return failure();
-  os << op.getKernel() << "<<<" << op.getGrid() << ", " << op.getThreads()
-     << ", 0, stream>>>";
+  os << op.getKernel() << "<<<" << op.getSchedule().getGrid() << ", "
+     << op.getSchedule().getThreads() << ", 0, stream>>>";
   if (failed(printLaunchArguments(os, op)))
     return failure();
   os << "SLUICE_CHECK_LAUNCH(\"" << op.getLabel() << "\");\n";

@@ -20,7 +20,9 @@ sluice_exec.entry @tiny_forward {
   %y = sluice_exec.arg "y"
   %m = sluice_exec.arena 512
   sluice_exec.timer_begin 0, 2
-  sluice_exec.launch @sluice_kernel_1_k1 grid 6 threads 32 (%x, %t) -> (%y, %m)
+  sluice_exec.launch @sluice_kernel_1_k1
+      schedule <mode = row_block, reduction = warp, grid = 6, threads = 32, vector = 4, elements_per_thread = 4, outer = ["h", "j"], inner = ["k"]>
+      (%x, %t) -> (%y, %m)
       {input_types = [f16, f32], output_types = [bf16, i1],
        clear_bytes = array<i64: 0, 8>,
        label = "kernel 'k1' (fused: softmax, dropout)"}
