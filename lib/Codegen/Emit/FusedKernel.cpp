@@ -98,6 +98,10 @@ public:
   CoreEmitter(const FusedGroup &group, EmitTarget target, llvm::raw_ostream &os)
       : group(group), s(group.schedule), target(target), os(os) {}
   LogicalResult emit();
+  /// The stage of every member op (after the reductions it needs), the
+  /// stage each value is available in, and the values kept in per-thread
+  /// arrays across stages.
+  void assignStages();
 
 private:
   bool isCuda() const { return target == EmitTarget::Cuda; }
@@ -374,7 +378,7 @@ LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
   return success();
 }
 
-LogicalResult CoreEmitter::emit() {
+void CoreEmitter::assignStages() {
   unsigned nextId = 0;
   for (auto [index, op] : llvm::enumerate(group.ops)) {
     memberIndex[op] = index;
@@ -413,6 +417,10 @@ LogicalResult CoreEmitter::emit() {
           opStage.lookup(op) > valueStage.lookup(source))
         kept.insert(source);
     }
+}
+
+LogicalResult CoreEmitter::emit() {
+  assignStages();
 
   // The signature: inputs, outputs, the dropout seed.
   int64_t threadsPerBlock = s.threadsPerBlock;
