@@ -14,7 +14,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ._compile import SluiceError, compile_spec, normalize_spec
+from ._compile import CompiledSpec, SluiceError, compile_spec, normalize_spec
 from ._module import load_module
 from ._reference import run_reference
 
@@ -128,6 +128,26 @@ def _shapes(spec):
         else:
             shapes[name] = (embed,)
     return shapes
+
+
+def _prebuilt(compiled, spec):
+    """A CompiledSpec (or its directory) checked against `spec`: the layer's
+    dims, dtype and training flag must be the ones it was compiled for."""
+    if not isinstance(compiled, CompiledSpec):
+        compiled = CompiledSpec(str(compiled), spec)
+    built = compiled.report.get("spec", {})
+    for field in ("dims", "dtype", "training", "norm", "causal",
+                  "activation"):
+        want = spec.get(field)
+        got = built.get(field)
+        if field == "dims" and isinstance(want, dict) and isinstance(got,
+                                                                     dict):
+            got = {k: got.get(k) for k in want}
+        if want is not None and got is not None and want != got:
+            raise SluiceError(
+                "the prebuilt module in %s was compiled for %s=%s, the layer "
+                "needs %s" % (compiled.directory, field, got, want))
+    return compiled
 
 
 class _ModuleRunner:
@@ -280,9 +300,13 @@ class EncoderLayer(nn.Module):
     the layer's dtype on its device."""
 
     def __init__(self, spec, device="cpu", dtype=None, parameters=None,
-                 batch_first=True, sluicec=None, cache_dir=None):
+                 batch_first=True, sluicec=None, cache_dir=None,
+                 compiled=None):
         super().__init__()
         spec = normalize_spec(spec)
+        # A directory written by `sluicec --compile` for this spec: used
+        # as is, without sluicec (a machine with a GPU but no Sluice build).
+        self._prebuilt = compiled
         device = torch.device(device)
         if dtype is None:
             dtype = _SPEC_TO_TORCH.get(spec.get("dtype", "f32"))
@@ -330,7 +354,8 @@ class EncoderLayer(nn.Module):
 
     @classmethod
     def from_torch(cls, layer, batch, seq, dtype=torch.float32, device="cpu",
-                   name=None, sluicec=None, cache_dir=None, **spec_options):
+                   name=None, sluicec=None, cache_dir=None, compiled=None,
+                   **spec_options):
         """An EncoderLayer with `layer`'s weights (a
         torch.nn.TransformerEncoderLayer), compiled for inputs of `batch` x
         `seq`. `spec_options` are spec fields (training=False for an
@@ -340,7 +365,7 @@ class EncoderLayer(nn.Module):
         return cls(spec, device=device, dtype=dtype,
                    parameters=_parameters_from_torch(layer),
                    batch_first=getattr(layer.self_attn, "batch_first", True),
-                   sluicec=sluicec, cache_dir=cache_dir)
+                   sluicec=sluicec, cache_dir=cache_dir, compiled=compiled)
 
     def _initial_parameters(self):
         """nn.TransformerEncoderLayer's initialization for these dims."""
@@ -364,10 +389,13 @@ class EncoderLayer(nn.Module):
             spec["training"] = training
             reference = self.dtype == torch.float64
             cuda = self.device.type == "cuda"
-            compiled = compile_spec(
-                spec, cpu=not cuda and not reference, cuda=cuda,
-                cuda_arch=spec.get("target"), sluicec=self._sluicec,
-                cache_dir=self._cache_dir)
+            if self._prebuilt is not None:
+                compiled = _prebuilt(self._prebuilt, spec)
+            else:
+                compiled = compile_spec(
+                    spec, cpu=not cuda and not reference, cuda=cuda,
+                    cuda_arch=spec.get("target"), sluicec=self._sluicec,
+                    cache_dir=self._cache_dir)
             runner = (_ReferenceRunner(compiled) if reference else
                       _ModuleRunner(compiled, cuda))
             self._runners[training] = runner

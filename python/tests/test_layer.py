@@ -255,6 +255,29 @@ class CompileAndReport(unittest.TestCase):
         y = layer(torch.randn(2, 4, 8))
         self.assertEqual(y.shape, (2, 4, 8))
 
+    def test_prebuilt_directory_needs_no_sluicec(self):
+        reference = torch_layer()
+        compiled = sluice.compile_spec(sluice.spec_from_torch(reference, 2, 5))
+        saved = os.environ.get("SLUICE_SLUICEC")
+        os.environ["SLUICE_SLUICEC"] = "/nonexistent/sluicec"
+        try:
+            layer = sluice.EncoderLayer.from_torch(
+                reference, batch=2, seq=5, compiled=compiled.directory)
+            x = torch.randn(2, 5, 16)
+            self.assertLess(relative_error(layer(x), reference(x)), 2e-5)
+            with self.assertRaisesRegex(sluice.SluiceError,
+                                        "was compiled for dims="):
+                sluice.EncoderLayer.from_torch(
+                    reference, batch=3, seq=5, compiled=compiled.directory)
+            with self.assertRaisesRegex(sluice.SluiceError,
+                                        "SLUICE_SLUICEC is "):
+                sluice.EncoderLayer.from_torch(reference, batch=3, seq=5)
+        finally:
+            if saved is None:
+                del os.environ["SLUICE_SLUICEC"]
+            else:
+                os.environ["SLUICE_SLUICEC"] = saved
+
     def test_bad_json(self):
         with self.assertRaisesRegex(sluice.SluiceError, "invalid JSON"):
             sluice.compile_spec("{not json")
