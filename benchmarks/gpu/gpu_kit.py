@@ -170,20 +170,34 @@ def worst(errors):
     return "%.3g (%s)" % (errors[name], name)
 
 
+def run_case(args, case, outputs, budget, env=None):
+    directory = os.path.join(args.kit, "cases", case["name"])
+    return execute(
+        [sys.executable, os.path.join(INPUTS, "run_cuda_module.py"),
+         os.path.join(directory, case["library"]), "--inputs",
+         os.path.join(directory, "in"), "--outputs", outputs, "--seed",
+         str(case["seed"])], budget.limit(90), env=env)
+
+
 def check_case(args, case, budget):
     directory = os.path.join(args.kit, "cases", case["name"])
     outputs = os.path.join(args.work, "correctness", case["name"])
     entry = {"name": case["name"], "dtype": case["dtype"],
              "options": " ".join(case["options"]),
              "tolerance": case.get("tolerance")}
-    code, output = execute(
-        [sys.executable, os.path.join(INPUTS, "run_cuda_module.py"),
-         os.path.join(directory, case["library"]), "--inputs",
-         os.path.join(directory, "in"), "--outputs", outputs, "--seed",
-         str(case["seed"])], budget.limit(90))
+    code, output = run_case(args, case, outputs, budget)
     if code != 0:
-        entry.update(status="error", message="the CUDA module did not run: "
-                     + tail(output))
+        message = "the CUDA module did not run: " + tail(output, 1000)
+        # An asynchronous error (an illegal address) surfaces at the
+        # stream's synchronization without the kernel's name; with
+        # synchronous launches the check after the failing launch names it.
+        env = dict(os.environ, CUDA_LAUNCH_BLOCKING="1")
+        code, again = run_case(args, case, outputs + "-blocking", budget, env)
+        if code != 0:
+            message += " | with CUDA_LAUNCH_BLOCKING=1: " + tail(again, 1000)
+        else:
+            message += " | with CUDA_LAUNCH_BLOCKING=1 it ran"
+        entry.update(status="error", message=message)
         return entry
     ok_cpu, cpu_errors, cpu_text = compare(outputs,
                                            os.path.join(directory, "cpu"),
@@ -205,6 +219,25 @@ def check_case(args, case, budget):
     return entry
 
 
+def keep_failed_outputs(args, names, limit=16 << 20):
+    """The GPU outputs of the failing cases, in OUTDIR/failed-outputs.npz
+    (`case/tensor` keys, up to `limit` bytes), so that they can be studied
+    after the machine is gone."""
+    import numpy as np
+    arrays, total = {}, 0
+    for name in names:
+        directory = os.path.join(args.work, "correctness", name)
+        for file in sorted(os.listdir(directory)):
+            values = np.load(os.path.join(directory, file))
+            if total + values.nbytes > limit:
+                continue
+            arrays["%s/%s" % (name, file[:-4])] = values
+            total += values.nbytes
+    if arrays:
+        np.savez_compressed(os.path.join(args.out, "failed-outputs.npz"),
+                            **arrays)
+
+
 def step_correctness(args, budget):
     kit = load_kit(args.kit)
     done = []
@@ -219,6 +252,8 @@ def step_correctness(args, budget):
             case["name"], done[-1]["status"], done[-1].get("worst_cpu", "")),
             flush=True)
     failed = [c["name"] for c in done if c["status"] != "pass"]
+    keep_failed_outputs(args, [c["name"] for c in done
+                               if c["status"] == "fail"])
     return ("failed" if failed else "ok",
             "%d of %d pass%s" % (len(done) - len(failed), len(done),
                                  "; not passing: " + ", ".join(failed)

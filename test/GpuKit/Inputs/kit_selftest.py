@@ -144,6 +144,19 @@ expect("hang", (code, "started" in text, "(killed after 2 s)" in text),
        (None, True, True))
 expect("no budget", gpu_kit.execute(["true"], 0.5)[0], None)
 
+# The outputs of failing cases are kept in one file, up to a size limit.
+import argparse  # noqa: E402
+import numpy as np  # noqa: E402
+case_dir = os.path.join(work, "work", "correctness", "bad")
+os.makedirs(case_dir)
+np.save(os.path.join(case_dir, "y.npy"), np.ones((4, 4), np.float32))
+np.save(os.path.join(case_dir, "d_x.npy"), np.zeros((64, 64), np.float32))
+args = argparse.Namespace(work=os.path.join(work, "work"), out=out)
+gpu_kit.keep_failed_outputs(args, ["bad"], limit=1024)
+kept = np.load(os.path.join(out, "failed-outputs.npz"))
+expect("kept outputs", sorted(kept.files), ["bad/y"])
+expect("kept values", float(kept["bad/y"].sum()), 16.0)
+
 if failures:
     print("selftest FAILED:\n  " + "\n  ".join(failures))
     sys.exit(1)
