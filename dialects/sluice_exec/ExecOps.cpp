@@ -20,13 +20,6 @@ using namespace mlir::sluice::exec;
 #define GET_OP_CLASSES
 #include "dialects/sluice_exec/ExecOps.cpp.inc"
 
-/// True if `text` is a C identifier.
-static bool isIdentifier(StringRef text) {
-  return !text.empty() && !llvm::isDigit(text.front()) &&
-         llvm::all_of(text,
-                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
-}
-
 /// Fails at `op` unless `label` can go into a C string literal and a printf
 /// format.
 static LogicalResult verifyLabel(Operation *op, StringRef label) {
@@ -96,13 +89,6 @@ LogicalResult LaunchOp::verify() {
   return verifyLabel(*this, getLabel());
 }
 
-LogicalResult ArgOp::verify() {
-  if (!isIdentifier(getField()))
-    return emitOpError() << "field '" << getField()
-                         << "' is not a C identifier";
-  return success();
-}
-
 bool GemmOp::hasBiasEpilogue() {
   BlasEpilogue epilogue = getEpilogue();
   return epilogue == BlasEpilogue::bias ||
@@ -147,8 +133,9 @@ LogicalResult GemmOp::verify() {
     return emitOpError() << "epilogue '" << stringifyBlasEpilogue(getEpilogue())
                          << "' " << (getBias() ? "takes no" : "needs a")
                          << " bias operand";
-  if ((getEpilogue() != BlasEpilogue::none) != getDescriptor().has_value())
+  if (getEpilogue() == BlasEpilogue::none && getDescriptor().has_value())
     return emitOpError()
-           << "needs a cuBLASLt descriptor exactly when it has an epilogue";
+           << "has a cuBLASLt descriptor but no epilogue (a plain GEMM uses "
+              "cuBLAS)";
   return success();
 }

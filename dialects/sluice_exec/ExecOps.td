@@ -30,13 +30,14 @@ def Exec_EntryOp : Exec_Op<"entry", [Symbol, NoTerminator, SingleBlock,
 def Exec_ArgOp : Exec_Op<"arg", [Pure]> {
   let summary = "a boundary tensor: a field of the entry point's args struct";
   let description = [{
-    `field` is the C identifier of the field (`args->x`); the legalization
-    before printing guarantees it is one.
+    `field` names the field (`args->x`). The lowering records the tensor's
+    name (`ln1.scale`); --sluice-legalize-for-emission turns it into the C
+    identifier of the field (`ln1_scale`), and the printers refuse anything
+    else.
   }];
   let arguments = (ins StrAttr:$field);
   let results = (outs Exec_PtrType:$ptr);
   let assemblyFormat = "$field attr-dict";
-  let hasVerifier = 1;
 }
 
 def Exec_ArenaOp : Exec_Op<"arena", [Pure]> {
@@ -59,9 +60,10 @@ def Exec_GemmOp : Exec_Op<"gemm"> {
     `batch_count` with element strides between batches: exactly the
     cuBLAS `cublasGemmStridedBatchedEx` / cuBLASLt / `sluice_cpu_gemm`
     parameters, taken from the contraction's GemmMapping. A `epilogue`
-    other than `none` is folded by cuBLASLt (`descriptor` numbers its
-    matmul and layout descriptors in the context; `bias` is the bias
-    vector for the bias epilogues). `label` names the kernel in messages.
+    other than `none` is folded by cuBLASLt (`bias` is the bias vector for
+    the bias epilogues); `descriptor` numbers its matmul and layout
+    descriptors in the context (assigned by --sluice-legalize-for-emission,
+    required by the CUDA printer). `label` names the kernel in messages.
 
     ```mlir
     sluice_exec.gemm %w * %x -> %h bias %b {label = "kernel 'ffn1'",

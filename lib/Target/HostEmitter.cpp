@@ -5,6 +5,7 @@
 
 #include "dialects/sluice_exec/ExecOps.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cstdio>
@@ -21,6 +22,11 @@ std::string Section::take() {
 
 FailureOr<std::string> HostEmitter::pointer(Value ptr) {
   Operation *def = ptr.getDefiningOp();
+  if (auto arg = llvm::dyn_cast_or_null<exec::ArgOp>(def);
+      arg && !isCIdentifier(arg.getField()))
+    return arg.emitOpError()
+           << "field '" << arg.getField()
+           << "' is not a C identifier (run --sluice-legalize-for-emission)";
   std::optional<std::string> text =
       llvm::TypeSwitch<Operation *, std::optional<std::string>>(def)
           .Case([](exec::ArgOp op) { return "args->" + op.getField().str(); })
@@ -45,6 +51,19 @@ std::string mlir::sluice::target::storageType(Type elementType) {
   if (elementType.isBF16())
     return "sluice_bf16";
   return "";
+}
+
+std::string mlir::sluice::target::cIdentifier(StringRef text) {
+  std::string out;
+  for (char c : text)
+    out += (llvm::isAlnum(c) || c == '_') ? c : '_';
+  if (out.empty() || llvm::isDigit(out.front()))
+    out = "_" + out;
+  return out;
+}
+
+bool mlir::sluice::target::isCIdentifier(StringRef text) {
+  return !text.empty() && cIdentifier(text) == text;
 }
 
 std::string mlir::sluice::target::kernelStorageType(Type elementType) {

@@ -3,8 +3,9 @@
 // RUN: sluice-translate --sluice-to-cuda --split-input-file --verify-diagnostics %s
 
 sluice_exec.entry @e {
-  // expected-error @+1 {{field 'x-1' is not a C identifier}}
+  // expected-error @+1 {{field 'x-1' is not a C identifier (run --sluice-legalize-for-emission)}}
   %x = sluice_exec.arg "x-1"
+  sluice_exec.copy %x -> %x bytes 4
 }
 
 // -----
@@ -51,7 +52,7 @@ sluice_exec.entry @e {
 
 sluice_exec.entry @e {
   %x = sluice_exec.arg "x"
-  // expected-error @+1 {{needs a cuBLASLt descriptor exactly when it has an epilogue}}
+  // expected-error @+1 {{has epilogue 'gelu' but no cuBLASLt descriptor slot (run --sluice-legalize-for-emission)}}
   sluice_exec.gemm %x * %x -> %x {label = "k", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 4, n = 4, k = 4, lda = 4, ldb = 4, ldc = 4, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<gelu>}
 }
 
@@ -117,4 +118,12 @@ sluice_exec.entry @e {
   %x = sluice_exec.arg "x"
   // expected-error @+1 {{an elementwise schedule has no outer dims and no reduction}}
   sluice_exec.launch @k schedule <mode = elementwise, reduction = block, grid = 1, threads = 32, vector = 1, elements_per_thread = 1, outer = [], inner = ["i"]> (%x) -> (%x) {input_types = [f32], output_types = [f32], clear_bytes = array<i64: 0>, label = "k"}
+}
+
+// -----
+
+sluice_exec.entry @e {
+  %x = sluice_exec.arg "x"
+  // expected-error @+1 {{has a cuBLASLt descriptor but no epilogue (a plain GEMM uses cuBLAS)}}
+  sluice_exec.gemm %x * %x -> %x {label = "k", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 4, n = 4, k = 4, lda = 4, ldb = 4, ldc = 4, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<none>, descriptor = 2}
 }

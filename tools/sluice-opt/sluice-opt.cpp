@@ -12,6 +12,7 @@
 #include "sluice/Codegen/Emit.h"
 #include "sluice/Codegen/Schedule.h"
 #include "sluice/Pipeline/Pipeline.h"
+#include "sluice/Target/Translate.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -21,19 +22,19 @@
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  registry.insert<mlir::sluice::SluiceDialect,
-                  mlir::sluice::exec::ExecDialect, mlir::arith::ArithDialect,
-                  mlir::math::MathDialect>();
+  registry.insert<mlir::sluice::SluiceDialect, mlir::sluice::exec::ExecDialect,
+                  mlir::arith::ArithDialect, mlir::math::MathDialect>();
   mlir::sluice::registerSluicePasses();
   mlir::sluice::registerSluicePipelines();
   mlir::sluice::registerSchedulePass();
   mlir::sluice::registerEmitPasses();
+  mlir::sluice::target::registerTargetPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
       argc, argv, "Sluice optimizer driver\n", registry);
   if (mlir::failed(mlir::sluice::preScanInput(inputFilename)))
     return EXIT_FAILURE;
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, inputFilename, outputFilename, registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
 }

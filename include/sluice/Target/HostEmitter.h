@@ -71,6 +71,13 @@ std::string storageType(Type elementType);
 /// uint32_t (32-bit words) for a bit-packed mask (i1).
 std::string kernelStorageType(Type elementType);
 
+/// A C identifier made from `text`: every character outside [A-Za-z0-9_]
+/// becomes '_', and a leading digit (or nothing) gets a '_' in front.
+std::string cIdentifier(StringRef text);
+
+/// True if `text` is a C identifier.
+bool isCIdentifier(StringRef text);
+
 /// `value` as a C float literal in hexadecimal ("0x1p+0f"), exact.
 std::string hexFloat(double value);
 

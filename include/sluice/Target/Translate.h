@@ -14,6 +14,8 @@
 
 #include "dialects/sluice_exec/ExecOps.h"
 
+#include "mlir/IR/BuiltinOps.h"
+
 namespace mlir::sluice::target {
 
 /// Prints one sluice_exec op for CUDA (cuBLAS, cuBLASLt) into `emitter`.
@@ -48,6 +50,15 @@ LogicalResult printLaunchArguments(raw_indented_ostream &os, exec::LaunchOp op);
 LogicalResult
 translateEntries(Operation *root, raw_ostream &os,
                  function_ref<LogicalResult(HostEmitter &, Operation *)> print);
+
+/// Makes the sluice_exec entries of `module` printable
+/// (--sluice-legalize-for-emission): args fields as C identifiers,
+/// cuBLASLt descriptor slots numbered in module order, arena offsets
+/// checked for 16-byte alignment. Fails with a diagnostic at the op.
+LogicalResult legalizeForEmission(ModuleOp module);
+
+/// Registers `--sluice-legalize-for-emission`.
+void registerTargetPasses();
 
 /// Registers `--sluice-to-cuda` and `--sluice-to-cpp`.
 void registerToCudaTranslation();

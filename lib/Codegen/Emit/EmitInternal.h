@@ -63,8 +63,10 @@ FailureOr<std::string> emitMapBody(MapOp map, ArrayRef<std::string> arguments,
                                    StringRef prefix, llvm::raw_ostream &os,
                                    StringRef indent);
 
-/// A C identifier made from `text`.
-std::string identifier(StringRef text);
+/// A C identifier made from `text` (the printers' one rule).
+inline std::string identifier(StringRef text) {
+  return target::cIdentifier(text);
+}
 
 /// "'k3' (members: a, b)" for messages.
 std::string describeKernel(KernelOp kernel);

@@ -35,15 +35,6 @@ using namespace mlir;
 using namespace mlir::sluice;
 using namespace mlir::sluice::emit;
 
-std::string mlir::sluice::emit::identifier(StringRef text) {
-  std::string out;
-  for (char c : text)
-    out += (llvm::isAlnum(c) || c == '_') ? c : '_';
-  if (out.empty() || llvm::isDigit(out.front()))
-    out = "_" + out;
-  return out;
-}
-
 FailureOr<FusedGroup>
 mlir::sluice::emit::makeFusedGroup(StringRef name, StringRef description,
                                    ArrayRef<Operation *> ops,

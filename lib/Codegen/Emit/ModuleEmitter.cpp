@@ -111,7 +111,7 @@ FailureOr<std::string> ModuleEmitter::pointerOf(Value value, Operation *user) {
 Value ModuleEmitter::argPointer(StringRef canonicalName) {
   return exec::ArgOp::create(execBuilder, execModule->getLoc(),
                              exec::PtrType::get(module.getContext()),
-                             identifier(canonicalName));
+                             canonicalName);
 }
 
 LogicalResult ModuleEmitter::printEntry(exec::EntryOp entry,
@@ -411,9 +411,6 @@ LogicalResult ModuleEmitter::lowerGemm(KernelOp kernel) {
   }
 
   // The call, with every BLAS parameter decided.
-  std::optional<int64_t> descriptor;
-  if (ltEpilogue != exec::BlasEpilogue::none)
-    descriptor = ltCount++;
   auto blasOp = [](bool transposed) {
     return transposed ? exec::BlasOp::t : exec::BlasOp::n;
   };
@@ -426,7 +423,7 @@ LogicalResult ModuleEmitter::lowerGemm(KernelOp kernel) {
       g.k, g.lda, g.ldb, g.ldc, g.batchCount, g.strideA, g.strideB, g.strideC,
       llvm::APFloat(g.alpha), elementOf(g.a), elementOf(g.b),
       cType.getElementType(), exec::ComputeType::f32, ltEpilogue,
-      descriptor ? execBuilder.getI64IntegerAttr(*descriptor) : IntegerAttr());
+      /*descriptor=*/IntegerAttr());
   // cuBLASLt ran the whole epilogue.
   if (ltEpilogue != exec::BlasEpilogue::none)
     return success();
@@ -558,7 +555,8 @@ LogicalResult ModuleEmitter::lower() {
   if (failed(lowerPhase(forward, false)) ||
       (backward && failed(lowerPhase(backward, true))))
     return failure();
-  return mlir::verify(*execModule);
+  return success(succeeded(target::legalizeForEmission(*execModule)) &&
+                 succeeded(mlir::verify(*execModule)));
 }
 
 FailureOr<OwningOpRef<ModuleOp>> ModuleEmitter::takeExecModule() {

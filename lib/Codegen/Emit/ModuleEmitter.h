@@ -116,7 +116,7 @@ private:
   llvm::DenseSet<Value> packedValues;
   std::string kernelText;
   llvm::raw_string_ostream kernels{kernelText};
-  unsigned kernelCount = 0, ltCount = 0;
+  unsigned kernelCount = 0;
   /// Per phase, the description of every top-level kernel in launch order
   /// (the rows of sluice_profile).
   std::vector<std::string> profiledKernels[2];

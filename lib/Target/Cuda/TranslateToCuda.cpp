@@ -117,6 +117,11 @@ LogicalResult printOperation(HostEmitter &emitter, exec::GemmOp op) {
   FailureOr<std::string> c = HostEmitter::pointer(op.getC());
   if (failed(a) || failed(b) || failed(c))
     return failure();
+  if (op.getEpilogue() != exec::BlasEpilogue::none && !op.getDescriptor())
+    return op.emitOpError()
+           << "has epilogue '" << stringifyBlasEpilogue(op.getEpilogue())
+           << "' but no cuBLASLt descriptor slot (run "
+              "--sluice-legalize-for-emission)";
   raw_indented_ostream &os = emitter.body();
   printGemmHeading(os, op);
   os << "const float beta = 0.0f;\n";

@@ -1,0 +1,72 @@
+//===- LegalizeForEmission.cpp - --sluice-legalize-for-emission -----------===//
+//
+// The last step before the printers: C names for the args fields, the
+// cuBLASLt descriptor slots, and the alignment the kernels' vector accesses
+// need. The printers refuse IR this has not made legal.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sluice/Target/Translate.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/Pass/Pass.h"
+
+#include "llvm/ADT/StringMap.h"
+
+namespace mlir::sluice::target {
+#define GEN_PASS_DECL_LEGALIZEFOREMISSION
+#define GEN_PASS_DEF_LEGALIZEFOREMISSION
+#define GEN_PASS_REGISTRATION
+#include "lib/Target/TargetPasses.h.inc"
+} // namespace mlir::sluice::target
+
+using namespace mlir;
+using namespace mlir::sluice;
+using namespace mlir::sluice::target;
+
+/// The alignment of arena views: one 16-byte vector access.
+static constexpr int64_t kArenaAlignment = 16;
+
+LogicalResult mlir::sluice::target::legalizeForEmission(ModuleOp module) {
+  Builder builder(module.getContext());
+  llvm::StringMap<std::string> nameOf; // C identifier -> tensor name
+  int64_t descriptors = 0;
+  WalkResult walk = module.walk([&](Operation *op) {
+    if (auto arg = llvm::dyn_cast<exec::ArgOp>(op)) {
+      std::string field = cIdentifier(arg.getField());
+      auto [it, inserted] = nameOf.try_emplace(field, arg.getField().str());
+      if (!inserted && it->second != arg.getField())
+        return arg.emitOpError() << "tensors '" << it->second << "' and '"
+                                 << arg.getField() << "' would both be field '"
+                                 << field << "' of the args struct",
+               WalkResult::interrupt();
+      arg.setField(field);
+    } else if (auto arena = llvm::dyn_cast<exec::ArenaOp>(op)) {
+      if (arena.getOffset() % kArenaAlignment)
+        return arena.emitOpError()
+                   << "offset " << arena.getOffset() << " is not a multiple of "
+                   << kArenaAlignment << " bytes (one vector access)",
+               WalkResult::interrupt();
+    } else if (auto gemm = llvm::dyn_cast<exec::GemmOp>(op)) {
+      if (gemm.getEpilogue() != exec::BlasEpilogue::none)
+        gemm.setDescriptorAttr(builder.getI64IntegerAttr(descriptors++));
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+namespace {
+struct LegalizeForEmissionPass
+    : mlir::sluice::target::impl::LegalizeForEmissionBase<
+          LegalizeForEmissionPass> {
+  void runOnOperation() override {
+    if (failed(legalizeForEmission(getOperation())))
+      signalPassFailure();
+  }
+};
+} // namespace
+
+void mlir::sluice::target::registerTargetPasses() {
+  registerSluiceTargetPasses();
+}
