@@ -72,15 +72,35 @@ Decomposition SoftmaxOp::decompose(OpBuilder &builder, FloatType computeType) {
   return SmallVector<Value>{normalized};
 }
 
+/// The number of elements a normalization over `dims` averages.
+static double countElements(NamedTensorType type, ArrayRef<StringRef> dims) {
+  double count = 1;
+  for (StringRef dim : dims)
+    count *= static_cast<double>(type.getDimSize(dim));
+  return count;
+}
+
+/// rstd = rsqrt(sumSquares / count + eps): the statistic of layernorm (the
+/// sum of centered squares) and of RMSNorm (the sum of squares).
+static Value buildRstd(OpBuilder &builder, Location loc, NamedTensorType type,
+                       Value sumSquares, FloatType computeType, double count,
+                       double eps) {
+  return buildMap(builder, loc, type, {sumSquares}, computeType,
+                  [&](OpBuilder &b, Location loc, ValueRange args) {
+                    Value n = buildConstant(b, loc, computeType, count);
+                    Value mean = arith::DivFOp::create(b, loc, args[0], n);
+                    Value shifted = arith::AddFOp::create(
+                        b, loc, mean, buildConstant(b, loc, computeType, eps));
+                    return math::RsqrtOp::create(b, loc, shifted).getResult();
+                  });
+}
+
 Decomposition LayerNormOp::decompose(OpBuilder &builder,
                                      FloatType computeType) {
   Location loc = getLoc();
   SmallVector<StringRef> dims = toStringRefs(getDims());
   NamedTensorType inputType = getInput().getType();
-  double count = 1;
-  for (StringRef dim : dims)
-    count *= static_cast<double>(inputType.getDimSize(dim));
-  double eps = getEps().convertToDouble();
+  double count = countElements(inputType, dims);
   Type stats = statisticsType(getContext());
 
   Value sum =
@@ -99,15 +119,8 @@ Decomposition LayerNormOp::decompose(OpBuilder &builder,
       });
   Value sumSquares =
       buildReduce(builder, loc, ReduceKind::sum, squares, dims, stats);
-  Value rstd =
-      buildMap(builder, loc, getRstd().getType(), {sumSquares}, computeType,
-               [&](OpBuilder &b, Location loc, ValueRange args) {
-                 Value n = buildConstant(b, loc, computeType, count);
-                 Value variance = arith::DivFOp::create(b, loc, args[0], n);
-                 Value shifted = arith::AddFOp::create(
-                     b, loc, variance, buildConstant(b, loc, computeType, eps));
-                 return math::RsqrtOp::create(b, loc, shifted).getResult();
-               });
+  Value rstd = buildRstd(builder, loc, getRstd().getType(), sumSquares,
+                         computeType, count, getEps().convertToDouble());
   Value normalized = buildMap(
       builder, loc, getResult().getType(),
       {getInput(), mean, rstd, getScale(), getBias()}, computeType,
@@ -118,6 +131,131 @@ Decomposition LayerNormOp::decompose(OpBuilder &builder,
         return arith::AddFOp::create(b, loc, weighted, args[4]).getResult();
       });
   return SmallVector<Value>{normalized, mean, rstd};
+}
+
+Decomposition RMSNormOp::decompose(OpBuilder &builder,
+                                   FloatType computeType) {
+  Location loc = getLoc();
+  SmallVector<StringRef> dims = toStringRefs(getDims());
+  NamedTensorType inputType = getInput().getType();
+  double count = countElements(inputType, dims);
+  Type stats = statisticsType(getContext());
+
+  Value squares = buildMap(
+      builder, loc, inputType.withElementType(stats), {getInput()},
+      computeType, [](OpBuilder &b, Location loc, ValueRange args) {
+        return arith::MulFOp::create(b, loc, args[0], args[0]).getResult();
+      });
+  Value sumSquares =
+      buildReduce(builder, loc, ReduceKind::sum, squares, dims, stats);
+  Value rstd = buildRstd(builder, loc, getRstd().getType(), sumSquares,
+                         computeType, count, getEps().convertToDouble());
+  Value normalized = buildMap(
+      builder, loc, getResult().getType(), {getInput(), rstd, getScale()},
+      computeType, [](OpBuilder &b, Location loc, ValueRange args) {
+        Value scaled = arith::MulFOp::create(b, loc, args[0], args[1]);
+        return arith::MulFOp::create(b, loc, scaled, args[2]).getResult();
+      });
+  return SmallVector<Value>{normalized, rstd};
+}
+
+/// silu(x) = x / (1 + exp(-x)), in the compute type.
+static Value buildSilu(OpBuilder &b, Location loc, FloatType computeType,
+                       Value x) {
+  Value negated = arith::NegFOp::create(b, loc, x);
+  Value exp = math::ExpOp::create(b, loc, negated);
+  Value onePlus = arith::AddFOp::create(
+      b, loc, exp, buildConstant(b, loc, computeType, 1.0));
+  return arith::DivFOp::create(b, loc, x, onePlus);
+}
+
+Decomposition SiluOp::decompose(OpBuilder &builder, FloatType computeType) {
+  Value result = buildMap(
+      builder, getLoc(), getResult().getType(), {getInput()}, computeType,
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        return buildSilu(b, loc, computeType, args[0]);
+      });
+  return SmallVector<Value>{result};
+}
+
+Decomposition SwiGLUOp::decompose(OpBuilder &builder, FloatType computeType) {
+  Value result = buildMap(
+      builder, getLoc(), getResult().getType(), {getGate(), getUp()},
+      computeType, [&](OpBuilder &b, Location loc, ValueRange args) {
+        Value silu = buildSilu(b, loc, computeType, args[0]);
+        return arith::MulFOp::create(b, loc, silu, args[1]).getResult();
+      });
+  return SmallVector<Value>{result};
+}
+
+/// A dimension name not in `type`: `base` followed by primes.
+static std::string freshDimName(NamedTensorType type, StringRef base) {
+  std::string name = base.str();
+  do
+    name += "'";
+  while (type.hasDim(name));
+  return name;
+}
+
+Decomposition RopeOp::decompose(OpBuilder &builder, FloatType computeType) {
+  // y[.., r, f] = sum_s R(angle)[r, s] x[.., s, f] with the 2x2 rotation
+  // R = [[cos, -sin], [sin, cos]] at angle = pos * theta^(-f / F): the input
+  // viewed with its pair dimension renamed to `s` (a rename of the input: no
+  // data moves), a map that broadcasts it along the output pair dimension
+  // `r` and multiplies by R's entry (computed from the indices), and a sum
+  // over `s`. The result has the input's dimensions in the input's layout.
+  Location loc = getLoc();
+  NamedTensorType inputType = getInput().getType();
+  std::string inPair = freshDimName(inputType, getPair());
+  SmallVector<std::pair<StringRef, int64_t>> viewDims, expandedDims;
+  for (auto [name, size] :
+       llvm::zip(inputType.getDimNames(), inputType.getSizes())) {
+    bool isPair = name.getValue() == getPair();
+    viewDims.push_back({isPair ? StringRef(inPair) : name.getValue(), size});
+    expandedDims.push_back(viewDims.back());
+    if (isPair)
+      expandedDims.push_back({getPair(), 2});
+  }
+  Type element = inputType.getElementType();
+  Value view = RenameOp::create(
+      builder, loc, NamedTensorType::get(getContext(), viewDims, element),
+      getInput());
+  // The rotation's terms are summed in f32 (rounded once, by the sum).
+  auto expandedType = NamedTensorType::get(getContext(), expandedDims,
+                                           statisticsType(getContext()));
+  double freqCount = static_cast<double>(inputType.getDimSize(getFreq()));
+  double logTheta = std::log(getTheta().convertToDouble());
+  Value terms = buildMap(
+      builder, loc, expandedType, {view}, computeType,
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        // args: x, then the indices of pair (output), inPair, position, freq.
+        auto toFloat = [&](Value index) -> Value {
+          Value integer =
+              arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+          return arith::UIToFPOp::create(b, loc, computeType, integer);
+        };
+        Value exponent = arith::MulFOp::create(
+            b, loc, toFloat(args[4]),
+            buildConstant(b, loc, computeType, -logTheta / freqCount));
+        Value angle = arith::MulFOp::create(
+            b, loc, toFloat(args[3]), math::ExpOp::create(b, loc, exponent));
+        Value cos = math::CosOp::create(b, loc, angle);
+        Value sin = math::SinOp::create(b, loc, angle);
+        Value negSin = arith::NegFOp::create(b, loc, sin);
+        Value diagonal = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::eq, args[1], args[2]);
+        // Output 0 from input 1 takes -sin; output 1 from input 0 takes sin.
+        Value upper = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            args[1], args[2]);
+        Value offDiagonal = arith::SelectOp::create(b, loc, upper, negSin, sin);
+        Value entry =
+            arith::SelectOp::create(b, loc, diagonal, cos, offDiagonal);
+        return arith::MulFOp::create(b, loc, entry, args[0]).getResult();
+      },
+      {getPair(), inPair, getPosition(), getFreq()});
+  Value rotated = buildReduce(builder, loc, ReduceKind::sum, terms,
+                              {StringRef(inPair)}, element);
+  return SmallVector<Value>{rotated};
 }
 
 Decomposition ReluOp::decompose(OpBuilder &builder, FloatType computeType) {

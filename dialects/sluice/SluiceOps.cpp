@@ -14,6 +14,8 @@
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::sluice;
 
@@ -472,26 +474,63 @@ LogicalResult SoftmaxOp::verify() {
   return success();
 }
 
+/// The checks layernorm and RMSNorm share: `dims` names input dimensions,
+/// each of `params` (scale, bias) holds exactly them, the result has the
+/// input's dimensions, each of `stats` the others, and eps is positive.
+static LogicalResult
+verifyNormalization(Operation *op, Value input, ArrayAttr dims,
+                    ArrayRef<std::pair<Value, StringRef>> params, Value result,
+                    ArrayRef<std::pair<Value, StringRef>> stats, double eps) {
+  NamedTensorType inputType = tensorType(input);
+  if (failed(verifyDimList(op, dims, "dims", inputType, "input")))
+    return failure();
+  NamedTensorType normalized = inputType.withLayout(toStringAttrs(dims));
+  for (auto [param, name] : params)
+    if (failed(verifySameDims(op, tensorType(param), name, normalized,
+                              "normalized dimensions")))
+      return failure();
+  if (failed(verifySameDims(op, tensorType(result), "result", inputType,
+                            "input")))
+    return failure();
+  for (auto [stat, name] : stats)
+    if (failed(verifyReducedType(op, inputType, dims, tensorType(stat), name)))
+      return failure();
+  if (!(eps > 0.0))
+    return op->emitOpError() << "eps must be positive, got " << eps;
+  return success();
+}
+
 LogicalResult LayerNormOp::verify() {
+  return verifyNormalization(
+      *this, getInput(), getDims(), {{getScale(), "scale"}, {getBias(), "bias"}},
+      getResult(), {{getMean(), "mean"}, {getRstd(), "rstd"}},
+      getEps().convertToDouble());
+}
+
+LogicalResult RMSNormOp::verify() {
+  return verifyNormalization(*this, getInput(), getDims(),
+                             {{getScale(), "scale"}}, getResult(),
+                             {{getRstd(), "rstd"}}, getEps().convertToDouble());
+}
+
+LogicalResult RopeOp::verify() {
   NamedTensorType input = tensorType(getInput());
-  if (failed(verifyDimList(*this, getDims(), "dims", input, "input")))
-    return failure();
-  // scale and bias hold exactly the normalized dimensions.
-  NamedTensorType normalized = input.withLayout(toStringAttrs(getDims()));
-  if (failed(verifySameDims(*this, tensorType(getScale()), "scale",
-                            normalized, "normalized dimensions")) ||
-      failed(verifySameDims(*this, tensorType(getBias()), "bias", normalized,
-                            "normalized dimensions")) ||
-      failed(verifySameDims(*this, tensorType(getResult()), "result", input,
-                            "input")) ||
-      failed(verifyReducedType(*this, input, getDims(),
-                               tensorType(getMean()), "mean")) ||
-      failed(verifyReducedType(*this, input, getDims(),
-                               tensorType(getRstd()), "rstd")))
-    return failure();
-  if (!(getEps().convertToDouble() > 0.0))
-    return emitOpError() << "eps must be positive, got "
-                         << getEps().convertToDouble();
+  StringRef dims[] = {getPair(), getFreq(), getPosition()};
+  for (StringRef dim : dims)
+    if (!input.hasDim(dim))
+      return emitOpError() << "dimension '" << dim
+                           << "' is not a dimension of the input";
+  if (getPair() == getFreq() || getPair() == getPosition() ||
+      getFreq() == getPosition())
+    return emitOpError() << "pair, freq and position must be three different "
+                            "dimensions";
+  if (input.getDimSize(getPair()) != 2)
+    return emitOpError() << "pair dimension '" << getPair()
+                         << "' must have size 2, got "
+                         << input.getDimSize(getPair());
+  double theta = getTheta().convertToDouble();
+  if (!(theta > 0.0) || !std::isfinite(theta))
+    return emitOpError() << "theta must be positive and finite, got " << theta;
   return success();
 }
 

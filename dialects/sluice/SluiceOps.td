@@ -2,7 +2,8 @@
 //
 // Primitives: contract, map, reduce, random_mask, relayout, rename.
 // Composites (decomposed by CompositeOpInterface): bias_add, residual_add,
-// softmax, layernorm, relu, gelu, gelu_tanh, dropout, causal_mask.
+// softmax, layernorm, rmsnorm, relu, gelu, gelu_tanh, silu, swiglu, dropout,
+// causal_mask, rope.
 // Structure: graph, return, yield.
 //
 //===----------------------------------------------------------------------===//
@@ -354,6 +355,29 @@ def Sluice_LayerNormOp : Sluice_CompositeOp<"layernorm"> {
   let hasVerifier = 1;
 }
 
+def Sluice_RMSNormOp : Sluice_CompositeOp<"rmsnorm"> {
+  let summary = "Root-mean-square normalization that also returns its rstd";
+  let description = [{
+    Over the dimensions `dims`: `rstd = 1 / sqrt(avg(x^2) + eps)`,
+    `y = x * rstd * scale` (no centering, no bias; LLaMA's `RMSNorm`).
+    `scale` has exactly the normalized dimensions; `rstd` has the others.
+
+    ```mlir
+    %y, %rstd = sluice.rmsnorm %x, %g over ["i"] {eps = 1.0e-06 : f64}
+        : (!sluice.tensor<[b=2, j=4, i=8], f32>, !sluice.tensor<[i=8], f32>)
+        -> (!sluice.tensor<[b=2, j=4, i=8], f32>, !sluice.tensor<[b=2, j=4], f32>)
+    ```
+  }];
+  let arguments = (ins Sluice_Tensor:$input, Sluice_Tensor:$scale,
+                       StrArrayAttr:$dims,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$eps);
+  let results = (outs Sluice_Tensor:$result, Sluice_Tensor:$rstd);
+  let assemblyFormat = [{
+    $input `,` $scale `over` $dims attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 class Sluice_ActivationOp<string mnemonic, string formula>
     : Sluice_CompositeOp<mnemonic, [SameOperandsAndResultType]> {
   let summary = "Element-wise " # formula;
@@ -366,6 +390,51 @@ def Sluice_ReluOp : Sluice_ActivationOp<"relu", "max(x, 0)">;
 def Sluice_GeluOp : Sluice_ActivationOp<"gelu", "0.5 x (1 + erf(x / sqrt 2))">;
 def Sluice_GeluTanhOp : Sluice_ActivationOp<"gelu_tanh",
     "0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))">;
+
+def Sluice_SiluOp : Sluice_ActivationOp<"silu", "x / (1 + exp(-x)) (SiLU, swish)">;
+
+def Sluice_SwiGLUOp : Sluice_CompositeOp<"swiglu", [SameOperandsAndResultType]> {
+  let summary = "The gated product silu(gate) * up of a SwiGLU feed-forward block";
+  let description = [{
+    `result = gate / (1 + exp(-gate)) * up`, element-wise; both operands
+    and the result have one type.
+
+    ```mlir
+    %h = sluice.swiglu %gate, %up : !sluice.tensor<[b=2, j=4, u=16], f32>
+    ```
+  }];
+  let arguments = (ins Sluice_Tensor:$gate, Sluice_Tensor:$up);
+  let results = (outs Sluice_Tensor:$result);
+  let assemblyFormat = "$gate `,` $up attr-dict `:` qualified(type($result))";
+}
+
+def Sluice_RopeOp : Sluice_CompositeOp<"rope", [SameOperandsAndResultType]> {
+  let summary = "Rotary position embedding in the rotate-half convention";
+  let description = [{
+    The head feature is held as two named dimensions: `pair` (size 2, the
+    half: feature `d` or `d + head_dim / 2`) and `freq` (size F =
+    head_dim / 2, the feature `d` within the half). At position `pos`
+    (the index along `position`) and frequency `f`, with
+    `angle = pos * theta^(-f / F)`, each pair is rotated:
+    `y[0] = x[0] cos(angle) - x[1] sin(angle)`,
+    `y[1] = x[1] cos(angle) + x[0] sin(angle)` (HF LLaMA's
+    `x * cos + rotate_half(x) * sin`).
+
+    ```mlir
+    %y = sluice.rope %q pair "r" freq "f" position "j" {theta = 1.0e+04 : f64}
+        : !sluice.tensor<[b=2, j=4, h=2, r=2, f=4], f32>
+    ```
+  }];
+  let arguments = (ins Sluice_Tensor:$input, StrAttr:$pair, StrAttr:$freq,
+                       StrAttr:$position,
+                       DefaultValuedAttr<F64Attr, "1.0e+04">:$theta);
+  let results = (outs Sluice_Tensor:$result);
+  let assemblyFormat = [{
+    $input `pair` $pair `freq` $freq `position` $position attr-dict `:`
+    qualified(type($input))
+  }];
+  let hasVerifier = 1;
+}
 
 def Sluice_DropoutOp : Sluice_CompositeOp<"dropout"> {
   let summary = "Dropout: zeroes elements with a probability, scales the rest";

@@ -186,9 +186,10 @@ FailureOr<uint64_t> baselineBytes(GraphOp graph) {
         // and reads it in the backward.
         if (kind == "dropout" && llvm::isa<RandomMaskOp>(op))
           ok &= addTo(bytes, bytesOf(result));
-        // Its layernorm writes the mean and rstd: the statistics that the
-        // full-size ops of the layernorm read back.
-        if (kind == "layernorm" && !backward && llvm::isa<MapOp>(op)) {
+        // Its layernorm (RMSNorm) writes the mean and rstd (the rstd): the
+        // statistics that the full-size ops of the norm read back.
+        if ((kind == "layernorm" || kind == "rmsnorm") && !backward &&
+            llvm::isa<MapOp>(op)) {
           auto type = llvm::cast<NamedTensorType>(result.getType());
           bool readByFullOp = llvm::any_of(userOps.lookup(result), [&](Operation
                                                                         *user) {

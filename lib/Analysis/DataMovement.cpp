@@ -58,7 +58,7 @@ OpClass mlir::sluice::classifyOp(Operation *op) {
   }
   if (llvm::isa<ContractOp>(op))
     return OpClass::Contraction;
-  if (llvm::isa<ReduceOp, SoftmaxOp, LayerNormOp>(op))
+  if (llvm::isa<ReduceOp, SoftmaxOp, LayerNormOp, RMSNormOp>(op))
     return OpClass::Normalization;
   return OpClass::ElementWise;
 }

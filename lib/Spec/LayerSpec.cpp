@@ -48,6 +48,10 @@ StringRef mlir::sluice::stringifyNorm(NormPlacement norm) {
   llvm_unreachable("unknown norm placement");
 }
 
+StringRef mlir::sluice::stringifyNormType(NormType normType) {
+  return normType == NormType::RMSNorm ? "rmsnorm" : "layernorm";
+}
+
 StringRef mlir::sluice::stringifyActivation(Activation activation) {
   switch (activation) {
   case Activation::Relu:
@@ -56,6 +60,10 @@ StringRef mlir::sluice::stringifyActivation(Activation activation) {
     return "gelu";
   case Activation::GeluTanh:
     return "gelu_tanh";
+  case Activation::Silu:
+    return "silu";
+  case Activation::SwiGLU:
+    return "swiglu";
   }
   llvm_unreachable("unknown activation");
 }
@@ -338,6 +346,8 @@ public:
 private:
   Error parseDims(const json &dims, LayerDims &out) const;
   Error parseDropout(const json &dropout, DropoutProbabilities &out) const;
+  Error parseRope(const json &rope, const LayerDims &dims,
+                  double &theta) const;
   Error checkTensorSizes(const LayerSpec &spec) const;
   std::string defaultName() const;
 
@@ -364,8 +374,8 @@ static bool isValidName(StringRef name) {
 }
 
 Error SpecParser::parseDims(const json &dims, LayerDims &out) const {
-  static const StringRef allowed[] = {"batch",    "seq",   "heads",
-                                      "head_dim", "embed", "ffn"};
+  static const StringRef allowed[] = {"batch", "seq", "heads",   "head_dim",
+                                      "embed", "ffn", "kv_heads"};
   if (Error err = checkKnownFields(dims, "dims", allowed))
     return err;
   struct Required {
@@ -416,6 +426,37 @@ Error SpecParser::parseDims(const json &dims, LayerDims &out) const {
                                       Twine(out.embed) +
                                       " does not fit in 64 bits");
   }
+  out.kvHeads = out.heads;
+  if (const json *value = find(dims, "kv_heads")) {
+    Expected<int64_t> number = getPositiveInteger(*value, "dims.kv_heads");
+    if (!number)
+      return number.takeError();
+    if (out.heads % *number != 0)
+      return fieldError("dims.kv_heads",
+                        "must divide dims.heads = " + Twine(out.heads) +
+                            ", got " + Twine(*number));
+    out.kvHeads = *number;
+  }
+  return Error::success();
+}
+
+Error SpecParser::parseRope(const json &rope, const LayerDims &dims,
+                            double &theta) const {
+  static const StringRef allowed[] = {"theta"};
+  if (Error err = checkKnownFields(rope, "rope", allowed))
+    return err;
+  theta = 10000.0;
+  if (const json *value = find(rope, "theta")) {
+    Expected<double> number = getPositiveNumber(*value, "rope.theta");
+    if (!number)
+      return number.takeError();
+    theta = *number;
+  }
+  if (dims.headDim % 2 != 0)
+    return fieldError("rope", "rotary embeddings pair feature d with d + "
+                              "head_dim / 2, so dims.head_dim must be even, "
+                              "got " +
+                                  Twine(dims.headDim));
   return Error::success();
 }
 
@@ -491,8 +532,9 @@ Expected<LayerSpec> SpecParser::parse(const json &root) {
     return error(Twine("expected a JSON object at the top level, got ") +
                  kindOf(root));
   static const StringRef allowed[] = {
-      "name",    "layer",         "norm",  "causal",   "dims",  "activation",
-      "dropout", "layernorm_eps", "dtype", "training", "target"};
+      "name",     "layer",  "norm",      "norm_type", "causal",
+      "dims",     "bias",   "rope",      "activation", "dropout",
+      "layernorm_eps", "dtype", "training", "target"};
   if (Error err = checkKnownFields(root, "", allowed))
     return std::move(err);
 
@@ -527,6 +569,19 @@ Expected<LayerSpec> SpecParser::parse(const json &root) {
       return choice.takeError();
     spec.norm = *choice == 0 ? NormPlacement::Post : NormPlacement::Pre;
   }
+  if (const json *value = find(root, "norm_type")) {
+    static const StringRef types[] = {"layernorm", "rmsnorm"};
+    Expected<size_t> choice = getChoice(*value, "norm_type", types);
+    if (!choice)
+      return choice.takeError();
+    spec.normType = *choice == 0 ? NormType::LayerNorm : NormType::RMSNorm;
+  }
+  if (const json *value = find(root, "bias")) {
+    Expected<bool> flag = getBool(*value, "bias");
+    if (!flag)
+      return flag.takeError();
+    spec.bias = *flag;
+  }
   if (const json *value = find(root, "causal")) {
     Expected<bool> flag = getBool(*value, "causal");
     if (!flag)
@@ -543,10 +598,20 @@ Expected<LayerSpec> SpecParser::parse(const json &root) {
   if (Error err = parseDims(*dims, spec.dims))
     return std::move(err);
 
+  if (const json *value = find(root, "rope")) {
+    if (!value->is_object())
+      return fieldError("rope", "expected an object such as {\"theta\": "
+                                "10000.0}, got " +
+                                    describe(*value));
+    if (Error err = parseRope(*value, spec.dims, spec.ropeTheta))
+      return std::move(err);
+  }
   if (const json *value = find(root, "activation")) {
-    static const StringRef activations[] = {"relu", "gelu", "gelu_tanh"};
+    static const StringRef activations[] = {"relu", "gelu", "gelu_tanh",
+                                            "silu", "swiglu"};
     static const Activation kinds[] = {Activation::Relu, Activation::Gelu,
-                                       Activation::GeluTanh};
+                                       Activation::GeluTanh, Activation::Silu,
+                                       Activation::SwiGLU};
     Expected<size_t> choice = getChoice(*value, "activation", activations);
     if (!choice)
       return choice.takeError();

@@ -297,6 +297,51 @@ sluice.graph @G(%x: !sluice.tensor<[j=3, i=4], f32> {sluice.name = "x"})
 )mlir");
 }
 
+TEST_F(AutodiffTest, RMSNormWithStatistic) {
+  checkGradients(R"mlir(
+sluice.graph @G(%x: !sluice.tensor<[j=3, i=6], f32> {sluice.name = "x"},
+                %g: !sluice.tensor<[i=6], f32> {sluice.name = "g"})
+    -> (!sluice.tensor<[j=3, i=6], f32> {sluice.name = "y"},
+        !sluice.tensor<[j=3], f32> {sluice.name = "rstd"}) {
+  %y, %r = sluice.rmsnorm %x, %g over ["i"] {eps = 1.0e-3 : f64}
+      : (!sluice.tensor<[j=3, i=6], f32>, !sluice.tensor<[i=6], f32>)
+      -> (!sluice.tensor<[j=3, i=6], f32>, !sluice.tensor<[j=3], f32>)
+  sluice.return %y, %r : !sluice.tensor<[j=3, i=6], f32>, !sluice.tensor<[j=3], f32>
+}
+)mlir");
+}
+
+TEST_F(AutodiffTest, SiluAndSwiGLU) {
+  checkGradients(R"mlir(
+sluice.graph @G(%a: !sluice.tensor<[j=3, u=4], f32> {sluice.name = "a"},
+                %b: !sluice.tensor<[j=3, u=4], f32> {sluice.name = "b"})
+    -> (!sluice.tensor<[j=3, u=4], f32> {sluice.name = "y"}) {
+  %s = sluice.silu %a : !sluice.tensor<[j=3, u=4], f32>
+  %y = sluice.swiglu %s, %b : !sluice.tensor<[j=3, u=4], f32>
+  sluice.return %y : !sluice.tensor<[j=3, u=4], f32>
+}
+)mlir");
+}
+
+TEST_F(AutodiffTest, RopeIntoGroupedQueryScores) {
+  // Two query heads (e) per key/value head (g): the keys are read by name
+  // along g, never copied per query head.
+  checkGradients(R"mlir(
+sluice.graph @G(%q: !sluice.tensor<[j=3, g=2, e=2, r=2, f=2], f32> {sluice.name = "q"},
+                %k: !sluice.tensor<[k=3, g=2, r=2, f=2], f32> {sluice.name = "k"})
+    -> (!sluice.tensor<[g=2, e=2, j=3, k=3], f32> {sluice.name = "s"}) {
+  %qr = sluice.rope %q pair "r" freq "f" position "j" {theta = 100.0 : f64}
+      : !sluice.tensor<[j=3, g=2, e=2, r=2, f=2], f32>
+  %kr = sluice.rope %k pair "r" freq "f" position "k" {theta = 100.0 : f64}
+      : !sluice.tensor<[k=3, g=2, r=2, f=2], f32>
+  %s = sluice.contract %qr, %kr {scale = 0.5 : f64}
+      : (!sluice.tensor<[j=3, g=2, e=2, r=2, f=2], f32>, !sluice.tensor<[k=3, g=2, r=2, f=2], f32>)
+      -> !sluice.tensor<[g=2, e=2, j=3, k=3], f32>
+  sluice.return %s : !sluice.tensor<[g=2, e=2, j=3, k=3], f32>
+}
+)mlir");
+}
+
 TEST_F(AutodiffTest, DropoutRecomputesTheSameMask) {
   checkGradients(R"mlir(
 sluice.graph @G(%x: !sluice.tensor<[j=4, i=8], f32> {sluice.name = "x"})

@@ -512,7 +512,17 @@ std::vector<Variant> exampleVariants() {
       ADD_FAILURE() << llvm::toString(spec.takeError());
       continue;
     }
-    spec->dims = smallDims();
+    // Small dims that keep the example's structure: an even head_dim for
+    // rotary embeddings, two query heads per key/value head for GQA.
+    LayerDims dims = smallDims();
+    if (spec->ropeTheta > 0)
+      dims.headDim = 4;
+    if (spec->dims.kvHeads < spec->dims.heads) {
+      dims.heads = 4;
+      dims.kvHeads = 2;
+    }
+    dims.embed = dims.heads * dims.headDim;
+    spec->dims = dims;
     variants.push_back({llvm::sys::path::filename(path).str(), *spec});
   }
   return variants;

@@ -210,11 +210,11 @@ TEST(LayerSpecErrorTest, UnknownFields) {
   EXPECT_EQ(parseError(R"({"dims": {"batch": 2, "seq": 4, "heads": 2,
                                     "embed": 8, "hidden": 8}})"),
             "spec.json: field 'dims.hidden': unknown field; allowed: batch, "
-            "seq, heads, head_dim, embed, ffn");
+            "seq, heads, head_dim, embed, ffn, kv_heads");
   EXPECT_EQ(parseError(withDims(R"("hidden": 1)")),
             "spec.json: field 'hidden': unknown field; allowed: name, layer, "
-            "norm, causal, dims, activation, dropout, layernorm_eps, dtype, "
-            "training, target");
+            "norm, norm_type, causal, dims, bias, rope, activation, dropout, "
+            "layernorm_eps, dtype, training, target");
   EXPECT_EQ(parseError(withDims(R"("dropout": {"ffn": 0.1})")),
             "spec.json: field 'dropout.ffn': unknown field; allowed: "
             "attention, residual, activation");
@@ -319,7 +319,7 @@ TEST(LayerSpecErrorTest, Choices) {
             "pre");
   EXPECT_EQ(parseError(withDims(R"("activation": "swish")")),
             "spec.json: field 'activation': unknown value \"swish\"; allowed: "
-            "relu, gelu, gelu_tanh");
+            "relu, gelu, gelu_tanh, silu, swiglu");
   EXPECT_EQ(parseError(withDims(R"("dtype": "f64")")),
             "spec.json: field 'dtype': unknown value \"f64\"; allowed: f32, "
             "f16, bf16");
@@ -347,6 +347,59 @@ TEST(LayerSpecErrorTest, OtherFields) {
             std::string::npos);
   EXPECT_NE(parseError(withDims(R"("name": 3)")).find("field 'name'"),
             std::string::npos);
+}
+
+TEST(LayerSpecTest, LlamaFields) {
+  llvm::Expected<LayerSpec> spec = parseLayerSpec(
+      R"({"dims": {"batch": 1, "seq": 4, "heads": 4, "kv_heads": 2,
+                   "embed": 16},
+          "norm_type": "rmsnorm", "activation": "swiglu", "bias": false,
+          "rope": {"theta": 500000.0}})",
+      "spec.json");
+  ASSERT_TRUE(bool(spec)) << llvm::toString(spec.takeError());
+  EXPECT_EQ(spec->dims.kvHeads, 2);
+  EXPECT_EQ(spec->normType, NormType::RMSNorm);
+  EXPECT_EQ(spec->activation, Activation::SwiGLU);
+  EXPECT_FALSE(spec->bias);
+  EXPECT_EQ(spec->ropeTheta, 500000.0);
+  llvm::Expected<LayerSpec> defaults = parseLayerSpec(
+      withDims(R"("rope": {}, "activation": "silu")"), "spec.json");
+  ASSERT_TRUE(bool(defaults)) << llvm::toString(defaults.takeError());
+  EXPECT_EQ(defaults->dims.kvHeads, 2);
+  EXPECT_EQ(defaults->normType, NormType::LayerNorm);
+  EXPECT_TRUE(defaults->bias);
+  EXPECT_EQ(defaults->ropeTheta, 10000.0);
+  EXPECT_EQ(defaults->activation, Activation::Silu);
+}
+
+TEST(LayerSpecErrorTest, LlamaFields) {
+  EXPECT_EQ(parseError(R"({"dims": {"batch": 2, "seq": 4, "heads": 4,
+                                    "kv_heads": 3, "embed": 8}})"),
+            "spec.json: field 'dims.kv_heads': must divide dims.heads = 4, "
+            "got 3");
+  EXPECT_EQ(parseError(R"({"dims": {"batch": 2, "seq": 4, "heads": 4,
+                                    "kv_heads": 0, "embed": 8}})"),
+            "spec.json: field 'dims.kv_heads': expected a positive integer, "
+            "got 0");
+  EXPECT_EQ(parseError(R"({"dims": {"batch": 2, "seq": 4, "heads": 2,
+                                    "embed": 6}, "rope": {}})"),
+            "spec.json: field 'rope': rotary embeddings pair feature d with "
+            "d + head_dim / 2, so dims.head_dim must be even, got 3");
+  EXPECT_EQ(parseError(withDims(R"("rope": {"theta": 0})")),
+            "spec.json: field 'rope.theta': expected a positive number, got 0");
+  EXPECT_EQ(parseError(withDims(R"("rope": {"base": 10})")),
+            "spec.json: field 'rope.base': unknown field; allowed: theta");
+  EXPECT_EQ(parseError(withDims(R"("rope": 10000)")),
+            "spec.json: field 'rope': expected an object such as "
+            "{\"theta\": 10000.0}, got 10000");
+  EXPECT_EQ(parseError(withDims(R"("norm_type": "batchnorm")")),
+            "spec.json: field 'norm_type': unknown value \"batchnorm\"; "
+            "allowed: layernorm, rmsnorm");
+  EXPECT_EQ(parseError(withDims(R"("bias": "no")")),
+            "spec.json: field 'bias': expected true or false, got \"no\"");
+  EXPECT_EQ(parseError(withDims(R"("activation": "swish")")),
+            "spec.json: field 'activation': unknown value \"swish\"; "
+            "allowed: relu, gelu, gelu_tanh, silu, swiglu");
 }
 
 TEST(LayerSpecErrorTest, TensorSizesOverflow) {

@@ -68,6 +68,8 @@ static std::string primitiveLabel(Operation *op) {
 static std::string compositeResultLabel(Operation *composite, unsigned index) {
   if (llvm::isa<LayerNormOp>(composite))
     return index == 1 ? "mean" : "rstd";
+  if (llvm::isa<RMSNormOp>(composite))
+    return "rstd";
   if (llvm::isa<DropoutOp>(composite))
     return "mask";
   return ("r" + Twine(index)).str();

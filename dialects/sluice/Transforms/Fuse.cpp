@@ -164,6 +164,7 @@ private:
   bool canFoldEpilogue(const Group &library, const Group &consumer,
                        Group &merged) const;
   bool createsCycle(unsigned a, unsigned b) const;
+  bool readsThroughRename(const Group &reader, const Group &producer) const;
   bool fitsResident(const Group &group) const;
 
   // The greedy loop.
@@ -390,10 +391,31 @@ bool GraphFuser::canFoldEpilogue(const Group &library, const Group &consumer,
   return true;
 }
 
+/// True if a member of `reader` reads a value of `producer` through a
+/// rename. Renames stay outside kernels (views of stored tensors), so such a
+/// pair cannot share a kernel.
+bool GraphFuser::readsThroughRename(const Group &reader,
+                                    const Group &producer) const {
+  llvm::SmallDenseSet<Operation *, 16> produced;
+  for (unsigned index : producer.members)
+    produced.insert(ops[index]);
+  for (unsigned index : reader.members)
+    for (Value operand : ops[index]->getOperands()) {
+      if (!operand.getDefiningOp<RenameOp>())
+        continue;
+      Operation *source = resolveView(operand).getDefiningOp();
+      if (source && produced.contains(source))
+        return true;
+    }
+  return false;
+}
+
 bool GraphFuser::canMerge(const Group &a, const Group &b,
                           Group &merged) const {
   if (options.maxOps &&
       a.members.size() + b.members.size() > options.maxOps)
+    return false;
+  if (readsThroughRename(a, b) || readsThroughRename(b, a))
     return false;
   if (a.library && b.library)
     return false;

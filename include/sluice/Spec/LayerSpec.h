@@ -18,7 +18,8 @@
 namespace mlir::sluice {
 
 enum class NormPlacement { Post, Pre };
-enum class Activation { Relu, Gelu, GeluTanh };
+enum class NormType { LayerNorm, RMSNorm };
+enum class Activation { Relu, Gelu, GeluTanh, Silu, SwiGLU };
 enum class DType { F32, F16, BF16 };
 
 struct LayerDims {
@@ -28,6 +29,9 @@ struct LayerDims {
   int64_t headDim = 0;
   int64_t embed = 0;
   int64_t ffn = 0;
+  /// Key/value heads G (grouped-query attention); G divides heads. The
+  /// parser fills in heads; 0 (a spec built in code) means heads too.
+  int64_t kvHeads = 0;
 };
 
 struct DropoutProbabilities {
@@ -41,7 +45,12 @@ struct LayerSpec {
   std::string name;
   std::string layer = "encoder";
   NormPlacement norm = NormPlacement::Post;
+  NormType normType = NormType::LayerNorm;
   bool causal = false;
+  /// Whether the linear projections have biases (bq bk bv bo b1 b2 b3).
+  bool bias = true;
+  /// Rotary embeddings on q and k with this base; 0 when off.
+  double ropeTheta = 0.0;
   LayerDims dims;
   Activation activation = Activation::Gelu;
   DropoutProbabilities dropout;
@@ -62,6 +71,7 @@ llvm::Expected<LayerSpec> parseLayerSpec(llvm::StringRef text,
 llvm::Expected<LayerSpec> readLayerSpec(llvm::StringRef path);
 
 llvm::StringRef stringifyNorm(NormPlacement norm);
+llvm::StringRef stringifyNormType(NormType normType);
 llvm::StringRef stringifyActivation(Activation activation);
 llvm::StringRef stringifyDType(DType dtype);
 /// Bytes per element of `dtype`.
