@@ -8,9 +8,9 @@ packages=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   cmake ninja-build g++ ccache graphviz python3 python3-numpy
-  python3-torch  # test/EndToEnd/llama.test: the independent float64 reference
   libopenblas-dev  # CPU modules use cblas_sgemm for GEMMs when it is there
-  # The Python package's tests (python/): torch 1.13 (about 1 min to
+  # The Python package's tests (python/) and test/EndToEnd/llama.test's
+  # float64 reference: torch 1.13 (about 1 min to
   # install, ~1 GB), pip and setuptools for `pip install ./python`.
   python3-torch python3-pip python3-setuptools
 )
