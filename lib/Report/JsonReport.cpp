@@ -32,10 +32,16 @@ static json specToJson(const mlir::sluice::LayerSpec &spec) {
   object["name"] = spec.name;
   object["layer"] = spec.layer;
   object["norm"] = mlir::sluice::stringifyNorm(spec.norm).str();
+  object["norm_type"] = mlir::sluice::stringifyNormType(spec.normType).str();
   object["causal"] = spec.causal;
+  object["bias"] = spec.bias;
+  object["rope"] = spec.ropeTheta > 0 ? json{{"theta", spec.ropeTheta}}
+                                      : json(nullptr);
+  int64_t kvHeads = spec.dims.kvHeads > 0 ? spec.dims.kvHeads : spec.dims.heads;
   object["dims"] = {{"batch", spec.dims.batch}, {"seq", spec.dims.seq},
                     {"heads", spec.dims.heads}, {"head_dim", spec.dims.headDim},
-                    {"embed", spec.dims.embed}, {"ffn", spec.dims.ffn}};
+                    {"embed", spec.dims.embed}, {"ffn", spec.dims.ffn},
+                    {"kv_heads", kvHeads}};
   object["activation"] =
       mlir::sluice::stringifyActivation(spec.activation).str();
   object["dropout"] = {{"attention", spec.dropout.attention},

@@ -37,8 +37,18 @@ std::string mlir::sluice::describeSpec(const LayerSpec &spec) {
   os << spec.layer << ", " << stringifyNorm(spec.norm) << "-LN"
      << (spec.causal ? ", causal" : "") << ", batch " << spec.dims.batch
      << ", seq " << spec.dims.seq << ", " << spec.dims.heads << " heads of "
-     << spec.dims.headDim << ", embed " << spec.dims.embed << ", ffn "
-     << spec.dims.ffn << ", " << stringifyActivation(spec.activation) << ", "
+     << spec.dims.headDim;
+  // The LLaMA-style options are named only when they are not the default.
+  if (spec.dims.kvHeads > 0 && spec.dims.kvHeads < spec.dims.heads)
+    os << " (" << spec.dims.kvHeads << " key/value heads)";
+  if (spec.ropeTheta > 0)
+    os << ", rope theta " << llvm::format("%g", spec.ropeTheta);
+  if (spec.normType == NormType::RMSNorm)
+    os << ", rmsnorm";
+  if (!spec.bias)
+    os << ", no bias";
+  os << ", embed " << spec.dims.embed << ", ffn " << spec.dims.ffn << ", "
+     << stringifyActivation(spec.activation) << ", "
      << stringifyDType(spec.dtype) << ", "
      << (spec.training ? "training" : "inference") << ", " << spec.target;
   return text;

@@ -2,7 +2,9 @@
 (RMSNorm, SwiGLU/SiLU, rotary embeddings, grouped-query attention, with or
 without linear biases), written from HF LLaMA's `LlamaDecoderLayer` without
 caches; it shares no code with the compiler or with reference_layer.py.
-Specs here have no dropout (all probabilities 0 or inference).
+Specs here have no dropout (all probabilities 0 or inference); the spec's
+dtype is ignored (the reference is always float64; the test's tolerance says
+how far the dtype's rounding may take sluice).
 
   torch_llama.py make  --spec SPEC --dir DIR [--data-seed N]
       Writes DIR/<name>.npy (float64) for every boundary input, and dy for a
