@@ -22,6 +22,7 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <cstdint>
+#include <string>
 
 using namespace mlir;
 using namespace mlir::sluice;
@@ -59,7 +60,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   context.loadAllAvailableDialects();
   ScopedDiagnosticHandler handler(&context,
                                   [](Diagnostic &) { return success(); });
-  llvm::StringRef text(reinterpret_cast<const char *>(data), size);
+  // The MLIR lexer reads up to a NUL terminator, which libFuzzer's buffer
+  // lacks (sluicec's file buffers have one): copy.
+  std::string copy(reinterpret_cast<const char *>(data), size);
+  llvm::StringRef text(copy);
   if (failed(checkGraphText(context, text, "fuzz.mlir")))
     return 0;
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(

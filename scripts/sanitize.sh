@@ -22,7 +22,10 @@ ninja -C "$build" -j2
 [ "${1:-}" = "--build-only" ] && exit 0
 
 source "$root/scripts/sanitizer-env.sh"
-(cd "$build" && ctest -j2 --output-on-failure)
+# install-package builds an out-of-tree consumer with the plain host
+# compiler, which cannot link the instrumented static libraries; the normal
+# suite (`make test`) runs it.
+(cd "$build" && ctest -j2 --output-on-failure -E "^install-package$")
 for harness in spec npy ir; do
   "$build/bin/sluice-fuzz-$harness" -runs=0 "$root/fuzz/corpus/$harness"
 done

@@ -69,9 +69,11 @@ mlir::sluice::readBoundedFile(StringRef path, uint64_t limit, StringRef what) {
     return inputError(path, "the file has " + llvm::Twine(status.getSize()) +
                                 " bytes; " + what + " may have at most " +
                                 formatBytes(limit));
+  // NUL-terminated: the MLIR lexer reads up to the terminator (the IR
+  // fuzzer found an overread on an unterminated buffer).
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                  /*RequiresNullTerminator=*/false);
+                                  /*RequiresNullTerminator=*/true);
   if (std::error_code code = buffer.getError())
     return inputError(path, "cannot read the file: " + code.message(), code);
   // The file may have grown between the stat and the read.

@@ -40,7 +40,8 @@ constexpr unsigned kMaxMlirNesting = 512;
 /// Reads the regular file `path` if it holds at most `limit` bytes. Errors
 /// start with the path and say what is wrong: missing, not a regular file
 /// (FIFO, device, directory, ...), or larger than `limit` (with both
-/// numbers); `what` names the kind in that message ("a spec", ...).
+/// numbers); `what` names the kind in that message ("a spec", ...). The
+/// buffer is NUL-terminated, as the MLIR parser needs.
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readBoundedFile(llvm::StringRef path, uint64_t limit, llvm::StringRef what);
 

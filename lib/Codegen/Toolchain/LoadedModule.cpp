@@ -2,22 +2,18 @@
 
 #include "sluice/Codegen/LoadedModule.h"
 
+#include "sluice/Runtime/sluice_runtime.h"
+
 #include "llvm/ADT/Twine.h"
 
 #include <dlfcn.h>
 
 using namespace llvm;
 
-namespace {
-/// sluice_tensor_info of sluice_runtime.h, the layout every module exports.
-struct TensorInfoABI {
-  const char *name;
-  int dtype;
-  int rank;
-  const int64_t *dims;
-  int is_output;
-};
-} // namespace
+/// The descriptor every module exports. The entry points are called through
+/// pointers of exactly the modules' own types (UBSan's -fsanitize=function
+/// checks this when a module is built with clang and the sanitizers).
+using TensorInfoABI = sluice_tensor_info;
 
 struct mlir::sluice::LoadedModule::EntryPoints {
   const char *(*moduleName)();
