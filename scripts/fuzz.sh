@@ -38,9 +38,9 @@ for harness in "${harnesses[@]}"; do
     -print_final_stats=1 -artifact_prefix="$dir/artifacts/" >"$log" 2>&1
   rc=$?
   last=$(grep -E '^#[0-9]+' "$log" | tail -1)
-  execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$')
-  speed=$(grep -o 'stat::average_exec_per_sec: [0-9]*' "$log" | grep -o '[0-9]*$')
-  rss=$(grep -o 'stat::peak_rss_mb: [0-9]*' "$log" | grep -o '[0-9]*$')
+  execs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -o '[0-9]*$')
+  speed=$(grep -oE 'stat::average_exec_per_sec: *[0-9]+' "$log" | grep -o '[0-9]*$')
+  rss=$(grep -oE 'stat::peak_rss_mb: *[0-9]+' "$log" | grep -o '[0-9]*$')
   echo "fuzz: $harness: exit $rc, ${execs:-?} executions, ${speed:-?} exec/s, peak RSS ${rss:-?} MB"
   echo "fuzz: $harness: last status: ${last:-none}"
   if [ $rc -ne 0 ]; then
