@@ -10,6 +10,8 @@
 
 #include "sluice/Interpreter/Interpreter.h"
 
+#include "dialects/sluice/ScalarOps.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
@@ -41,7 +43,7 @@ public:
   /// One instruction; public only so the compiler in ScalarBody.cpp can
   /// build it.
   struct Instruction {
-    unsigned opcode;
+    mlir::sluice::ScalarOpcode opcode;
     unsigned result;
     unsigned operands[3];
     /// A constant, or a predicate number.

@@ -4,6 +4,7 @@
 #include "sluice/Interpreter/FloatRounding.h"
 #include "sluice/Runtime/Philox.h"
 
+#include "dialects/sluice/ScalarOps.h"
 #include "dialects/sluice/SluiceDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -676,4 +677,66 @@ TEST_F(Interpreter, UnsupportedBodyOpIsNamed) {
   std::string error = runError(graph, {input(graph, 0, wiggle)});
   EXPECT_NE(error.find("cannot evaluate 'math.cbrt'"), std::string::npos)
       << error;
+}
+
+namespace {
+/// x / 10 + 0.05 in (0, 1): every table function is defined there.
+double inUnitInterval(size_t i) { return 0.05 + 0.09 * static_cast<double>(i); }
+double ieeeMaximum(double a, double b) { return std::fmax(a, b); }
+double ieeeMinimum(double a, double b) { return std::fmin(a, b); }
+
+/// A one-map graph applying `opName` (unary, or binary on (x, 1 - x)).
+std::string scalarOpGraph(llvm::StringRef opName, bool binary) {
+  std::string args = binary ? "%v, %w" : "%v";
+  return R"mlir(
+    sluice.graph @g(%x: !sluice.tensor<[i=10], f32> {sluice.name = "x"})
+        -> (!sluice.tensor<[i=10], f32> {sluice.name = "y"}) {
+      %y = sluice.map (%x) : (!sluice.tensor<[i=10], f32>) -> !sluice.tensor<[i=10], f32> {
+      ^bb0(%v: f64):
+        %one = arith.constant 1.0 : f64
+        %w = arith.subf %one, %v : f64
+        %r = )mlir" +
+         opName.str() + " " + args + R"mlir( : f64
+        sluice.yield %r : f64
+      }
+      sluice.return %y : !sluice.tensor<[i=10], f32>
+    })mlir";
+}
+} // namespace
+
+// Every float row of dialects/sluice/ScalarOps.def is classified to its own
+// opcode and evaluated by the interpreter as the row's EVAL column says.
+TEST_F(Interpreter, EveryFloatRowOfTheScalarTable) {
+  struct Row {
+    llvm::StringRef opName;
+    ScalarOpcode opcode;
+    bool binary;
+    std::function<double(double, double)> eval;
+  };
+  std::vector<Row> rows = {
+#define SLUICE_FLOAT_UNARY(NAME, OP, PRINT, SPELLING, EVAL, DERIV)            \
+  {OP::getOperationName(), ScalarOpcode::NAME, false,                          \
+   [](double x, double) { return EVAL; }},
+#define SLUICE_FLOAT_BINARY(NAME, OP, PRINT, SPELLING, EVAL)                  \
+  {OP::getOperationName(), ScalarOpcode::NAME, true,                           \
+   [](double x, double y) { return EVAL; }},
+#include "dialects/sluice/ScalarOps.def"
+  };
+  ASSERT_GE(rows.size(), 30u);
+  for (const Row &row : rows) {
+    GraphOp graph = parse(scalarOpGraph(row.opName, row.binary));
+    ASSERT_TRUE(graph) << row.opName.str();
+    auto map = llvm::cast<MapOp>(graph.getBody().front().front());
+    Operation *op = map.getYield().getValue().getDefiningOp();
+    EXPECT_EQ(getScalarOpcode(op), row.opcode) << row.opName.str();
+    EXPECT_NE(getScalarPrint(row.opcode), ScalarPrint::None)
+        << row.opName.str();
+    Buffer x = input(graph, 0, inUnitInterval);
+    std::vector<Buffer> r = run(graph, {x});
+    ASSERT_EQ(r.size(), 1u) << row.opName.str();
+    for (size_t i = 0; i < x.data.size(); ++i)
+      EXPECT_EQ(r[0].data[i], row.eval(x.data[i], 1.0 - x.data[i]))
+          << row.opName.str() << " at " << x.data[i];
+  }
+  EXPECT_EQ(getScalarOpcode(module->getOperation()), ScalarOpcode::Unsupported);
 }

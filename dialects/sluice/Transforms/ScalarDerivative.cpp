@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/sluice/ScalarOps.h"
 #include "dialects/sluice/SluiceBuilders.h"
 #include "dialects/sluice/Transforms/Autodiff.h"
 
@@ -16,7 +17,6 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
 
@@ -80,10 +80,124 @@ public:
                                    zeroIfNull(b, type));
   }
 
+  /// The error for an op the table gives no derivative rule.
+  FailureOr<Value> noRule(Operation &op) {
+    return op.emitOpError() << "cannot be differentiated: no derivative rule "
+                                "(the supported ops are listed in "
+                                "docs/Autodiff.md)";
+  }
+  /// d|a| = (a < 0 ? -da : da).
+  Value absTangent(Value da, Value a, Type type) {
+    Value negative = arith::CmpFOp::create(
+        builder, loc, arith::CmpFPredicate::OLT, a, constant(type, 0.0));
+    return arith::SelectOp::create(builder, loc, negative, neg(da), da);
+  }
+  /// d erf(a) = 2/sqrt(pi) exp(-a^2) da.
+  Value erfTangent(Value da, Value a, Type type) {
+    Value square = arith::MulFOp::create(builder, loc, a, a);
+    Value gauss = math::ExpOp::create(
+        builder, loc, arith::NegFOp::create(builder, loc, square));
+    Value factor = arith::MulFOp::create(builder, loc, gauss,
+                                         constant(type, 2.0 / std::sqrt(M_PI)));
+    return mul(da, factor);
+  }
+  /// d tanh(a) = (1 - tanh(a)^2) da, from the result r = tanh(a).
+  Value tanhTangent(Value da, Value r, Type type) {
+    Value square = arith::MulFOp::create(builder, loc, r, r);
+    Value factor =
+        arith::SubFOp::create(builder, loc, constant(type, 1.0), square);
+    return mul(da, factor);
+  }
+  /// d sqrt(a) = da / (2 sqrt(a)), from the result r = sqrt(a).
+  Value sqrtTangent(Value da, Value r, Type type) {
+    Value twice = arith::MulFOp::create(builder, loc, r, constant(type, 2.0));
+    return div(da, twice);
+  }
+  /// d a^(-1/2) = -1/2 a^(-3/2) da = -1/2 r^3 da.
+  Value rsqrtTangent(Value da, Value r, Type type) {
+    Value cube = arith::MulFOp::create(
+        builder, loc, arith::MulFOp::create(builder, loc, r, r), r);
+    Value factor =
+        arith::MulFOp::create(builder, loc, cube, constant(type, -0.5));
+    return mul(da, factor);
+  }
+
   OpBuilder &builder;
   Location loc;
 };
 } // namespace
+
+/// The tangent of `op`'s float result, given the tangents (`tan`, null for
+/// zero) and primal values (`p`) of the forward body's values and the primal
+/// result `r`. Unary float functions take their rule from ScalarOps.def.
+template <typename TangentFn, typename PrimalFn>
+static FailureOr<Value> tangentOf(TangentBuilder &t, Operation &op,
+                                  TangentFn tan, PrimalFn p, Value r) {
+  OpBuilder &builder = t.builder;
+  Location loc = t.loc;
+  Type type = op.getResult(0).getType();
+  auto operand = [&](unsigned i) { return op.getOperand(i); };
+  using O = ScalarOpcode;
+  switch (getScalarOpcode(&op)) {
+#define SLUICE_FLOAT_UNARY(NAME, OP, PRINT, SPELLING, EVAL, DERIV)            \
+  case O::NAME: {                                                              \
+    Value da = tan(operand(0));                                                \
+    Value a = p(operand(0));                                                   \
+    (void)a;                                                                   \
+    return FailureOr<Value>(DERIV);                                            \
+  }
+#include "dialects/sluice/ScalarOps.def"
+  case O::AddF:
+    return t.add(tan(operand(0)), tan(operand(1)));
+  case O::SubF:
+    return t.sub(tan(operand(0)), tan(operand(1)));
+  case O::MulF:
+    return t.add(t.mul(tan(operand(0)), p(operand(1))),
+                 t.mul(tan(operand(1)), p(operand(0))));
+  case O::DivF: {
+    // d(a/b) = da/b - (a/b) db/b.
+    Value b = p(operand(1));
+    return t.sub(t.div(tan(operand(0)), b),
+                 t.div(t.mul(tan(operand(1)), r), b));
+  }
+  case O::MaximumF:
+  case O::MaxNumF:
+  case O::MinimumF:
+  case O::MinNumF: {
+    // Ties take the lhs' derivative.
+    bool isMax = llvm::isa<arith::MaximumFOp, arith::MaxNumFOp>(op);
+    Value cond = arith::CmpFOp::create(
+        builder, loc,
+        isMax ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OLE,
+        p(operand(0)), p(operand(1)));
+    return t.select(cond, tan(operand(0)), tan(operand(1)), type);
+  }
+  case O::Select:
+    // The condition has a zero derivative.
+    return t.select(p(operand(0)), tan(operand(1)), tan(operand(2)), type);
+  case O::ExtF:
+    return Value(arith::ExtFOp::create(builder, loc, type, tan(operand(0))));
+  case O::TruncF:
+    return Value(arith::TruncFOp::create(builder, loc, type, tan(operand(0))));
+  case O::PowF: {
+    // Only a constant exponent c: d a^c = c a^(c-1) da.
+    FloatAttr exponent;
+    if (!matchPattern(operand(1), m_Constant(&exponent)))
+      return op.emitOpError() << "cannot be differentiated: only a constant "
+                                 "exponent is supported";
+    double c = exponent.getValueAsDouble();
+    Value lowered = math::PowFOp::create(builder, loc, p(operand(0)),
+                                         t.constant(type, c - 1.0));
+    Value factor =
+        arith::MulFOp::create(builder, loc, lowered, t.constant(type, c));
+    return t.mul(tan(operand(0)), factor);
+  }
+  case O::Constant:
+    return Value();
+  default:
+    return t.noRule(op);
+  }
+}
 
 FailureOr<Value>
 mlir::sluice::autodiff::buildPartialDerivative(OpBuilder &builder, Location loc,
@@ -114,121 +228,8 @@ mlir::sluice::autodiff::buildPartialDerivative(OpBuilder &builder, Location loc,
     if (llvm::none_of(op.getOperands(), [&](Value v) { return tan(v); }))
       continue;
     Value result = op.getResult(0);
-    Type type = result.getType();
     Value r = p(result);
-    FailureOr<Value> tangent =
-        llvm::TypeSwitch<Operation *, FailureOr<Value>>(&op)
-            .Case([&](arith::AddFOp add) {
-              return t.add(tan(add.getLhs()), tan(add.getRhs()));
-            })
-            .Case([&](arith::SubFOp sub) {
-              return t.sub(tan(sub.getLhs()), tan(sub.getRhs()));
-            })
-            .Case([&](arith::MulFOp mul) {
-              return t.add(t.mul(tan(mul.getLhs()), p(mul.getRhs())),
-                           t.mul(tan(mul.getRhs()), p(mul.getLhs())));
-            })
-            .Case([&](arith::DivFOp div) {
-              // d(a/b) = da/b - (a/b) db/b.
-              Value b = p(div.getRhs());
-              return t.sub(t.div(tan(div.getLhs()), b),
-                           t.div(t.mul(tan(div.getRhs()), r), b));
-            })
-            .Case(
-                [&](arith::NegFOp neg) { return t.neg(tan(neg.getOperand())); })
-            .Case<arith::MaximumFOp, arith::MaxNumFOp>([&](Operation *max) {
-              // Ties take the lhs' derivative.
-              Value cond = arith::CmpFOp::create(
-                  builder, loc, arith::CmpFPredicate::OGE,
-                  p(max->getOperand(0)), p(max->getOperand(1)));
-              return t.select(cond, tan(max->getOperand(0)),
-                              tan(max->getOperand(1)), type);
-            })
-            .Case<arith::MinimumFOp, arith::MinNumFOp>([&](Operation *min) {
-              Value cond = arith::CmpFOp::create(
-                  builder, loc, arith::CmpFPredicate::OLE,
-                  p(min->getOperand(0)), p(min->getOperand(1)));
-              return t.select(cond, tan(min->getOperand(0)),
-                              tan(min->getOperand(1)), type);
-            })
-            .Case([&](arith::SelectOp select) {
-              // The condition has a zero derivative.
-              return t.select(p(select.getCondition()),
-                              tan(select.getTrueValue()),
-                              tan(select.getFalseValue()), type);
-            })
-            .Case([&](arith::ExtFOp ext) -> Value {
-              return arith::ExtFOp::create(builder, loc, type,
-                                           tan(ext.getIn()));
-            })
-            .Case([&](arith::TruncFOp trunc) -> Value {
-              return arith::TruncFOp::create(builder, loc, type,
-                                             tan(trunc.getIn()));
-            })
-            .Case([&](math::ExpOp) { return t.mul(tan(op.getOperand(0)), r); })
-            .Case([&](math::LogOp log) {
-              return t.div(tan(log.getOperand()), p(log.getOperand()));
-            })
-            .Case([&](math::ErfOp erf) {
-              // d erf(a) = 2/sqrt(pi) exp(-a^2) da.
-              Value a = p(erf.getOperand());
-              Value square = arith::MulFOp::create(builder, loc, a, a);
-              Value gauss = math::ExpOp::create(
-                  builder, loc, arith::NegFOp::create(builder, loc, square));
-              Value factor = arith::MulFOp::create(
-                  builder, loc, gauss, t.constant(type, 2.0 / std::sqrt(M_PI)));
-              return t.mul(tan(erf.getOperand()), factor);
-            })
-            .Case([&](math::TanhOp tanh) {
-              // d tanh(a) = (1 - tanh(a)^2) da.
-              Value square = arith::MulFOp::create(builder, loc, r, r);
-              Value factor = arith::SubFOp::create(
-                  builder, loc, t.constant(type, 1.0), square);
-              return t.mul(tan(tanh.getOperand()), factor);
-            })
-            .Case([&](math::SqrtOp sqrt) {
-              // d sqrt(a) = da / (2 sqrt(a)).
-              Value twice =
-                  arith::MulFOp::create(builder, loc, r, t.constant(type, 2.0));
-              return t.div(tan(sqrt.getOperand()), twice);
-            })
-            .Case([&](math::RsqrtOp rsqrt) {
-              // d a^(-1/2) = -1/2 a^(-3/2) da = -1/2 r^3 da.
-              Value cube = arith::MulFOp::create(
-                  builder, loc, arith::MulFOp::create(builder, loc, r, r), r);
-              Value factor = arith::MulFOp::create(builder, loc, cube,
-                                                   t.constant(type, -0.5));
-              return t.mul(tan(rsqrt.getOperand()), factor);
-            })
-            .Case([&](math::AbsFOp abs) -> Value {
-              Value a = p(abs.getOperand());
-              Value negative =
-                  arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OLT,
-                                        a, t.constant(type, 0.0));
-              Value da = tan(abs.getOperand());
-              return arith::SelectOp::create(builder, loc, negative, t.neg(da),
-                                             da);
-            })
-            .Case([&](math::PowFOp pow) -> FailureOr<Value> {
-              // Only a constant exponent c: d a^c = c a^(c-1) da.
-              FloatAttr exponent;
-              if (!matchPattern(pow.getRhs(), m_Constant(&exponent)))
-                return pow.emitOpError()
-                       << "cannot be differentiated: only a constant "
-                          "exponent is supported";
-              double c = exponent.getValueAsDouble();
-              Value lowered = math::PowFOp::create(
-                  builder, loc, p(pow.getLhs()), t.constant(type, c - 1.0));
-              Value factor = arith::MulFOp::create(builder, loc, lowered,
-                                                   t.constant(type, c));
-              return t.mul(tan(pow.getLhs()), factor);
-            })
-            .Case([&](arith::ConstantOp) { return Value(); })
-            .Default([&](Operation *other) -> FailureOr<Value> {
-              return other->emitOpError()
-                     << "cannot be differentiated: no derivative rule (the "
-                        "supported ops are listed in docs/Autodiff.md)";
-            });
+    FailureOr<Value> tangent = tangentOf(t, op, tan, p, r);
     if (failed(tangent))
       return failure();
     if (*tangent)

@@ -10,10 +10,11 @@
 
 #include "EmitInternal.h"
 
+#include "dialects/sluice/ScalarOps.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
 #include <cstdio>
@@ -48,45 +49,6 @@ std::string floatLiteral(double value, bool isFloat) {
   else
     std::snprintf(buffer, sizeof(buffer), "%a", value);
   return buffer;
-}
-
-/// The C function for a unary/binary math op, float or double flavour.
-std::string mathFunction(StringRef opName, bool isFloat) {
-  StringRef base = llvm::StringSwitch<StringRef>(opName)
-                       .Case("math.absf", "fabs")
-                       .Case("math.exp", "exp")
-                       .Case("math.exp2", "exp2")
-                       .Case("math.expm1", "expm1")
-                       .Case("math.log", "log")
-                       .Case("math.log2", "log2")
-                       .Case("math.log10", "log10")
-                       .Case("math.log1p", "log1p")
-                       .Case("math.erf", "erf")
-                       .Case("math.erfc", "erfc")
-                       .Case("math.tanh", "tanh")
-                       .Case("math.sinh", "sinh")
-                       .Case("math.cosh", "cosh")
-                       .Case("math.sin", "sin")
-                       .Case("math.cos", "cos")
-                       .Case("math.tan", "tan")
-                       .Case("math.atan", "atan")
-                       .Case("math.atan2", "atan2")
-                       .Case("math.sqrt", "sqrt")
-                       .Case("math.powf", "pow")
-                       .Case("math.floor", "floor")
-                       .Case("math.ceil", "ceil")
-                       .Case("math.round", "round")
-                       .Case("math.roundeven", "nearbyint")
-                       .Case("math.trunc", "trunc")
-                       .Case("math.copysign", "copysign")
-                       .Case("math.fma", "fma")
-                       .Case("arith.remf", "fmod")
-                       .Case("arith.maxnumf", "fmax")
-                       .Case("arith.minnumf", "fmin")
-                       .Default("");
-  if (base.empty())
-    return "";
-  return base.str() + (isFloat ? "f" : "");
 }
 
 std::string cmpF(arith::CmpFPredicate predicate, const std::string &a,
@@ -157,6 +119,48 @@ std::string cmpI(arith::CmpIPredicate predicate, const std::string &a,
   }
   return "false";
 }
+
+/// The ops ScalarOps.def marks Custom: comparisons, select, constants, the
+/// float classifications and the integer operations that need a guard.
+std::string customExpression(Operation &op, ScalarOpcode opcode,
+                             ArrayRef<std::string> in, bool isFloat) {
+  using O = ScalarOpcode;
+  switch (opcode) {
+  case O::Constant: {
+    Attribute value = llvm::cast<arith::ConstantOp>(op).getValue();
+    if (auto f = llvm::dyn_cast<FloatAttr>(value))
+      return floatLiteral(f.getValueAsDouble(), isFloat);
+    if (auto i = llvm::dyn_cast<IntegerAttr>(value))
+      return i.getType().isInteger(1)
+                 ? (i.getValue().isZero() ? "false" : "true")
+                 : "(int64_t)" + std::to_string(i.getValue().getSExtValue()) +
+                       "LL";
+    return "";
+  }
+  case O::CmpF:
+    return cmpF(llvm::cast<arith::CmpFOp>(op).getPredicate(), in[0], in[1]);
+  case O::CmpI:
+    return cmpI(llvm::cast<arith::CmpIOp>(op).getPredicate(), in[0], in[1]);
+  case O::Select:
+    return in[0] + " ? " + in[1] + " : " + in[2];
+  case O::IsNaN:
+    return "(" + in[0] + " != " + in[0] + ")";
+  case O::IsInf:
+    return "isinf(" + in[0] + ")";
+  case O::IsFinite:
+    return "isfinite(" + in[0] + ")";
+  case O::DivSI:
+    return in[1] + " ? " + in[0] + " / " + in[1] + " : 0";
+  case O::RemSI:
+    return in[1] + " ? " + in[0] + " % " + in[1] + " : 0";
+  case O::MaxSI:
+    return in[0] + " >= " + in[1] + " ? " + in[0] + " : " + in[1];
+  case O::MinSI:
+    return in[0] + " <= " + in[1] + " ? " + in[0] + " : " + in[1];
+  default:
+    return "";
+  }
+}
 } // namespace
 
 FailureOr<std::string>
@@ -187,79 +191,35 @@ mlir::sluice::emit::emitMapBody(MapOp map, ArrayRef<std::string> arguments,
     Type type = op.getResult(0).getType();
     std::string resultType = cType(type);
     bool isFloat = type.isF32();
-    StringRef opName = op.getName().getStringRef();
     SmallVector<std::string> in;
     for (Value operand : op.getOperands())
       in.push_back(names.lookup(operand));
-    auto operandIsFloat = [&](unsigned i) {
-      return op.getOperand(i).getType().isF32();
-    };
     std::string expr;
-    if (auto constant = llvm::dyn_cast<arith::ConstantOp>(op)) {
-      if (auto f = llvm::dyn_cast<FloatAttr>(constant.getValue()))
-        expr = floatLiteral(f.getValueAsDouble(), isFloat);
-      else if (auto i = llvm::dyn_cast<IntegerAttr>(constant.getValue()))
-        expr = type.isInteger(1)
-                   ? (i.getValue().isZero() ? "false" : "true")
-                   : "(int64_t)" + std::to_string(i.getValue().getSExtValue()) +
-                         "LL";
-    } else if (opName == "arith.addf" || opName == "arith.addi") {
-      expr = in[0] + " + " + in[1];
-    } else if (opName == "arith.subf" || opName == "arith.subi") {
-      expr = in[0] + " - " + in[1];
-    } else if (opName == "arith.mulf" || opName == "arith.muli") {
-      expr = in[0] + " * " + in[1];
-    } else if (opName == "arith.divf") {
-      expr = in[0] + " / " + in[1];
-    } else if (opName == "arith.negf") {
-      expr = "-" + in[0];
-    } else if (opName == "arith.maximumf") {
-      expr = std::string(isFloat ? "sluice_maximumf(" : "sluice_maximum(") +
-             in[0] + ", " + in[1] + ")";
-    } else if (opName == "arith.minimumf") {
-      expr = std::string(isFloat ? "sluice_minimumf(" : "sluice_minimum(") +
-             in[0] + ", " + in[1] + ")";
-    } else if (opName == "math.rsqrt") {
-      expr = std::string(isFloat ? "sluice_rsqrtf(" : "sluice_rsqrt(") + in[0] +
-             ")";
-    } else if (std::string fn = mathFunction(opName, isFloat); !fn.empty()) {
-      expr = fn + "(" + llvm::join(in, ", ") + ")";
-    } else if (opName == "arith.extf" || opName == "arith.truncf" ||
-               opName == "arith.sitofp" || opName == "arith.index_cast" ||
-               opName == "arith.extsi" || opName == "arith.trunci" ||
-               opName == "arith.fptosi") {
+    ScalarOpcode opcode = getScalarOpcode(&op);
+    std::string spelling = getScalarSpelling(opcode).str();
+    switch (getScalarPrint(opcode)) {
+    case ScalarPrint::Infix:
+      expr = in[0] + " " + spelling + " " + in[1];
+      break;
+    case ScalarPrint::Prefix:
+      expr = spelling + in[0];
+      break;
+    case ScalarPrint::Math:
+    case ScalarPrint::Helper:
+      expr = spelling + (isFloat ? "f" : "") + "(" + llvm::join(in, ", ") + ")";
+      break;
+    case ScalarPrint::Cast:
       expr = "(" + resultType + ")" + in[0];
-    } else if (opName == "arith.uitofp" || opName == "arith.index_castui" ||
-               opName == "arith.extui" || opName == "arith.fptoui") {
+      break;
+    case ScalarPrint::UCast:
       expr = "(" + resultType + ")(uint64_t)" + in[0];
-    } else if (auto cmp = llvm::dyn_cast<arith::CmpFOp>(op)) {
-      expr = cmpF(cmp.getPredicate(), in[0], in[1]);
-    } else if (auto cmp = llvm::dyn_cast<arith::CmpIOp>(op)) {
-      expr = cmpI(cmp.getPredicate(), in[0], in[1]);
-    } else if (opName == "arith.select") {
-      expr = in[0] + " ? " + in[1] + " : " + in[2];
-    } else if (opName == "math.isnan") {
-      expr = "(" + in[0] + " != " + in[0] + ")";
-    } else if (opName == "math.isinf") {
-      expr = "isinf(" + in[0] + ")";
-    } else if (opName == "math.isfinite") {
-      expr = "isfinite(" + in[0] + ")";
-    } else if (opName == "arith.divsi") {
-      expr = in[1] + " ? " + in[0] + " / " + in[1] + " : 0";
-    } else if (opName == "arith.remsi") {
-      expr = in[1] + " ? " + in[0] + " % " + in[1] + " : 0";
-    } else if (opName == "arith.maxsi") {
-      expr = in[0] + " >= " + in[1] + " ? " + in[0] + " : " + in[1];
-    } else if (opName == "arith.minsi") {
-      expr = in[0] + " <= " + in[1] + " ? " + in[0] + " : " + in[1];
-    } else if (opName == "arith.andi") {
-      expr = in[0] + " & " + in[1];
-    } else if (opName == "arith.ori") {
-      expr = in[0] + " | " + in[1];
-    } else if (opName == "arith.xori") {
-      expr = in[0] + " ^ " + in[1];
+      break;
+    case ScalarPrint::Custom:
+      expr = customExpression(op, opcode, in, isFloat);
+      break;
+    case ScalarPrint::None:
+      break;
     }
-    (void)operandIsFloat;
     if (expr.empty() || resultType.empty())
       return op.emitOpError()
              << "has no C translation in a map body (code generation "
