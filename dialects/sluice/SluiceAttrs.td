@@ -37,4 +37,21 @@ def Sluice_KernelKindAttr : EnumAttr<Sluice_Dialect, Sluice_KernelKind, "kernel_
   let assemblyFormat = "$value";
 }
 
+// Pass options (typed: the option parser accepts exactly these spellings).
+
+def Sluice_ComputeType : I32EnumAttr<"ComputeType", "the float type map bodies compute in", [
+    I32EnumAttrCase<"f32", 0>,
+    I32EnumAttrCase<"f64", 1>]> {
+  let cppNamespace = "::mlir::sluice";
+  let genSpecializedAttr = 0;
+}
+
+def Sluice_MaskPolicy : I32EnumAttr<"MaskPolicy", "where dropout keep-masks live between forward and backward", [
+    I32EnumAttrCase<"Auto", 0, "auto">,
+    I32EnumAttrCase<"Regenerate", 1, "regenerate">,
+    I32EnumAttrCase<"Bitpack", 2, "bitpack">]> {
+  let cppNamespace = "::mlir::sluice";
+  let genSpecializedAttr = 0;
+}
+
 #endif // SLUICE_ATTRS_TD

@@ -351,11 +351,20 @@ Decomposition CausalMaskOp::decompose(OpBuilder &builder,
 FailureOr<DecomposedOp>
 mlir::sluice::decomposeInPlace(CompositeOpInterface composite,
                                FloatType computeType) {
+  IRRewriter rewriter(composite->getContext());
+  return decomposeInPlace(rewriter, composite, computeType);
+}
+
+FailureOr<DecomposedOp>
+mlir::sluice::decomposeInPlace(RewriterBase &rewriter,
+                               CompositeOpInterface composite,
+                               FloatType computeType) {
   Operation *op = composite.getOperation();
   Operation *previous = op->getPrevNode();
-  OpBuilder builder(op);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
   FailureOr<SmallVector<Value>> replacements =
-      composite.decompose(builder, computeType);
+      composite.decompose(rewriter, computeType);
   if (failed(replacements))
     return failure();
   DecomposedOp decomposed;
@@ -373,16 +382,17 @@ mlir::sluice::decomposeInPlace(CompositeOpInterface composite,
     if (!created.hasAttr(SluiceDialect::getOriginKindAttrName()))
       created.setAttr(SluiceDialect::getOriginKindAttrName(), kind);
   }
-  op->replaceAllUsesWith(decomposed.results);
-  op->erase();
+  rewriter.replaceOp(op, decomposed.results);
   return decomposed;
 }
 
-FailureOr<FloatType> mlir::sluice::parseComputeType(MLIRContext *context,
-                                                    StringRef name) {
-  if (name == "f32")
-    return FloatType(Float32Type::get(context));
-  if (name == "f64")
-    return FloatType(Float64Type::get(context));
-  return failure();
+FloatType mlir::sluice::getComputeFloatType(MLIRContext *context,
+                                            ComputeType computeType) {
+  switch (computeType) {
+  case ComputeType::f32:
+    return Float32Type::get(context);
+  case ComputeType::f64:
+    return Float64Type::get(context);
+  }
+  llvm_unreachable("unknown compute type");
 }

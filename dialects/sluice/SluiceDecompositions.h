@@ -10,6 +10,8 @@
 
 #include "dialects/sluice/SluiceOps.h"
 
+#include "mlir/IR/PatternMatch.h"
+
 namespace mlir::sluice {
 
 /// What replaced a decomposed composite.
@@ -26,8 +28,20 @@ struct DecomposedOp {
 FailureOr<DecomposedOp> decomposeInPlace(CompositeOpInterface composite,
                                          FloatType computeType);
 
-/// The float type a `compute-type` pass option names: "f32" or "f64".
-FailureOr<FloatType> parseComputeType(MLIRContext *context, StringRef name);
+/// The same through `rewriter` (the decomposition is built at `composite`,
+/// and the replacement and erasure go through the rewriter), for patterns.
+FailureOr<DecomposedOp> decomposeInPlace(RewriterBase &rewriter,
+                                         CompositeOpInterface composite,
+                                         FloatType computeType);
+
+/// The float type a `compute-type` pass option names.
+FloatType getComputeFloatType(MLIRContext *context, ComputeType computeType);
+
+/// Adds the pattern that replaces every composite by its decomposition (map
+/// bodies in `computeType`); each composite it cannot decompose is reported
+/// at the op and counted in `failedOps`.
+void populateDecompositionPatterns(RewritePatternSet &patterns,
+                                   FloatType computeType, unsigned &failedOps);
 
 } // namespace mlir::sluice
 

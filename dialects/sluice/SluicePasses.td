@@ -26,7 +26,7 @@ def SluiceCount : Pass<"sluice-count", "::mlir::ModuleOp"> {
   }];
 }
 
-def SluiceDecompose : Pass<"sluice-decompose", "::mlir::ModuleOp"> {
+def SluiceDecompose : Pass<"sluice-decompose", "::mlir::sluice::GraphOp"> {
   let summary = "Replaces composite ops by the primitives they stand for";
   let description = [{
     Every op implementing `CompositeOpInterface` (bias_add, residual_add,
@@ -49,9 +49,13 @@ def SluiceDecompose : Pass<"sluice-decompose", "::mlir::ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"computeType", "compute-type", "std::string", /*default=*/"\"f32\"",
+    Option<"computeType", "compute-type", "::mlir::sluice::ComputeType",
+           /*default=*/"::mlir::sluice::ComputeType::f32",
            "The float type map bodies compute in: 'f32' (code generation) or "
-           "'f64' (the reference interpreter's derivative checks)">,
+           "'f64' (the reference interpreter's derivative checks)",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::sluice::ComputeType::f32, "f32", "single precision"),
+             clEnumValN(::mlir::sluice::ComputeType::f64, "f64", "double precision"))}]>,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
 }
@@ -115,13 +119,17 @@ def SluiceAutodiff : Pass<"sluice-autodiff", "::mlir::ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"computeType", "compute-type", "std::string", /*default=*/"\"f32\"",
-           "The float type map bodies compute in: 'f32' or 'f64'">,
+    Option<"computeType", "compute-type", "::mlir::sluice::ComputeType",
+           /*default=*/"::mlir::sluice::ComputeType::f32",
+           "The float type map bodies compute in: 'f32' or 'f64'",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::sluice::ComputeType::f32, "f32", "single precision"),
+             clEnumValN(::mlir::sluice::ComputeType::f64, "f64", "double precision"))}]>,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
 }
 
-def SluiceLegalizeContractions : Pass<"sluice-legalize-contractions", "::mlir::ModuleOp"> {
+def SluiceLegalizeContractions : Pass<"sluice-legalize-contractions", "::mlir::sluice::GraphOp"> {
   let summary = "Inserts relayouts so that every contraction is one strided-batched GEMM";
   let description = [{
     For every `sluice.contract` at the top level of a graph whose layouts
@@ -159,7 +167,7 @@ def SluiceLegalizeContractions : Pass<"sluice-legalize-contractions", "::mlir::M
   }];
 }
 
-def SluiceFuse : Pass<"sluice-fuse", "::mlir::ModuleOp"> {
+def SluiceFuse : Pass<"sluice-fuse", "::mlir::sluice::GraphOp"> {
   let summary = "Groups primitives into sluice.kernel ops that move the fewest bytes";
   let description = [{
     A greedy algorithm over the dataflow graph and the byte accounting:
@@ -197,10 +205,15 @@ def SluiceFuse : Pass<"sluice-fuse", "::mlir::ModuleOp"> {
     Option<"maxResident", "max-resident", "int64_t", /*default=*/"8192",
            "Largest reduced extent (elements) a kernel may keep resident to "
            "reuse a statistic it computed over the same rows">,
-    Option<"maskPolicy", "mask-policy", "std::string", /*default=*/"\"auto\"",
+    Option<"maskPolicy", "mask-policy", "::mlir::sluice::MaskPolicy",
+           /*default=*/"::mlir::sluice::MaskPolicy::Auto",
            "Dropout masks: 'auto' (regenerate where the kernel can, else "
            "bit-pack), 'regenerate' (else store element-sized), 'bitpack' "
-           "(always store bit-packed)">,
+           "(always store bit-packed)",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::sluice::MaskPolicy::Auto, "auto", "regenerate where the kernel can, else bit-pack"),
+             clEnumValN(::mlir::sluice::MaskPolicy::Regenerate, "regenerate", "regenerate, else store element-sized"),
+             clEnumValN(::mlir::sluice::MaskPolicy::Bitpack, "bitpack", "always store bit-packed"))}]>,
   ];
 }
 

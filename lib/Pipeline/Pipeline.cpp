@@ -21,17 +21,20 @@ void mlir::sluice::buildSluicePipeline(OpPassManager &pm,
   if (options.training) {
     // Legalizing first makes the forward save the contraction operands in
     // their GEMM layouts, so the backward does not relayout them again.
-    pm.addPass(createSluiceLegalizeContractions());
+    pm.addNestedPass<GraphOp>(createSluiceLegalizeContractions());
     pm.addPass(
         createSluiceAutodiff(SluiceAutodiffOptions{options.computeType}));
   }
-  pm.addPass(createSluiceDecompose(SluiceDecomposeOptions{options.computeType}));
-  pm.addPass(createSluiceLegalizeContractions());
+  // The rest works on one graph at a time.
+  OpPassManager &graphs = pm.nest<GraphOp>();
+  graphs.addPass(
+      createSluiceDecompose(SluiceDecomposeOptions{options.computeType}));
+  graphs.addPass(createSluiceLegalizeContractions());
   SluiceFuseOptions fuse;
   fuse.enable = options.fuse;
   fuse.foldEpilogues = options.foldEpilogues;
   fuse.maskPolicy = options.maskPolicy;
-  pm.addPass(createSluiceFuse(fuse));
+  graphs.addPass(createSluiceFuse(fuse));
 }
 
 namespace {
@@ -41,10 +44,12 @@ struct PipelineCommandLineOptions
   Option<bool> training{*this, "training",
                         llvm::cl::desc("Build forward and backward graphs"),
                         llvm::cl::init(false)};
-  Option<std::string> computeType{
+  Option<ComputeType> computeType{
       *this, "compute-type",
       llvm::cl::desc("Map bodies compute in 'f32' or 'f64'"),
-      llvm::cl::init("f32")};
+      llvm::cl::init(ComputeType::f32),
+      llvm::cl::values(clEnumValN(ComputeType::f32, "f32", "single"),
+                       clEnumValN(ComputeType::f64, "f64", "double"))};
   Option<bool> fuse{*this, "fuse",
                     llvm::cl::desc("Fuse primitives into kernels (false: one "
                                    "kernel per primitive)"),
@@ -53,10 +58,15 @@ struct PipelineCommandLineOptions
       *this, "fold-epilogues",
       llvm::cl::desc("Fold epilogues into contractions (cuBLASLt)"),
       llvm::cl::init(true)};
-  Option<std::string> maskPolicy{
+  Option<MaskPolicy> maskPolicy{
       *this, "mask-policy",
       llvm::cl::desc("Dropout masks: auto, regenerate or bitpack"),
-      llvm::cl::init("auto")};
+      llvm::cl::init(MaskPolicy::Auto),
+      llvm::cl::values(
+          clEnumValN(MaskPolicy::Auto, "auto", "regenerate, else bit-pack"),
+          clEnumValN(MaskPolicy::Regenerate, "regenerate",
+                     "regenerate, else store element-sized"),
+          clEnumValN(MaskPolicy::Bitpack, "bitpack", "store bit-packed"))};
 };
 } // namespace
 

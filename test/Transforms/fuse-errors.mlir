@@ -2,7 +2,8 @@
 // RUN: not sluice-opt %s -split-input-file --sluice-fuse=mask-policy=sometimes 2>&1 | FileCheck %s --check-prefix=POLICY
 // RUN: not sluice-opt %s -split-input-file --sluice-fuse=max-resident=0 2>&1 | FileCheck %s --check-prefix=RESIDENT
 
-// POLICY: --sluice-fuse: mask-policy must be 'auto', 'regenerate' or 'bitpack', got 'sometimes'
+// The option is typed: the parser rejects an unknown policy by name.
+// POLICY: for the --mask-policy option: Cannot find option named 'sometimes'!
 // RESIDENT: --sluice-fuse: max-resident must be positive, got 0
 
 // Fusion works on primitives.

@@ -89,7 +89,7 @@ protected:
     unsigned numResults = original.getNumResults();
 
     PassManager pm(&context);
-    pm.addPass(createSluiceAutodiff(SluiceAutodiffOptions{"f64"}));
+    pm.addPass(createSluiceAutodiff(SluiceAutodiffOptions{ComputeType::f64}));
     ASSERT_TRUE(succeeded(pm.run(*module))) << "--sluice-autodiff failed";
     auto forward = module->lookupSymbol<GraphOp>("G_forward");
     auto backward = module->lookupSymbol<GraphOp>("G_backward");

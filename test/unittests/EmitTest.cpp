@@ -400,10 +400,10 @@ std::string tinySpec(bool training, const char *dropout,
 }
 
 /// The pipeline's options: fused (the default) or one kernel per primitive.
-PipelineOptions withFusion(bool fuse, StringRef maskPolicy = "auto") {
+PipelineOptions withFusion(bool fuse, MaskPolicy maskPolicy = MaskPolicy::Auto) {
   PipelineOptions options;
   options.fuse = fuse;
-  options.maskPolicy = maskPolicy.str();
+  options.maskPolicy = maskPolicy;
   return options;
 }
 
@@ -432,7 +432,7 @@ TEST_F(EmitTest, TinyTrainingWithDropoutMatchesInterpreter) {
 // the backward.
 TEST_F(EmitTest, TinyTrainingWithPackedMasksMatchesInterpreter) {
   OwningOpRef<ModuleOp> module =
-      compileSpec(context, tinySpec(true, "0.1"), withFusion(true, "bitpack"));
+      compileSpec(context, tinySpec(true, "0.1"), withFusion(true, MaskPolicy::Bitpack));
   ASSERT_TRUE(module);
   unsigned packed = 0;
   module->walk([&](KernelOp kernel) { packed += kernel.getPacked().size(); });
@@ -548,7 +548,7 @@ TEST_F(EmitTest, CudaModulesCompileWithNvcc) {
   // With the per-kernel timing events and sluice_profile.
   checkNvccCompiles(*training, "tiny-emit", "-DSLUICE_PROFILE");
   OwningOpRef<ModuleOp> packed = compileSpec(
-      context, tinySpec(true, "0.1", "f16"), withFusion(true, "bitpack"));
+      context, tinySpec(true, "0.1", "f16"), withFusion(true, MaskPolicy::Bitpack));
   ASSERT_TRUE(packed);
   checkNvccCompiles(*packed, "tiny-packed");
   OwningOpRef<ModuleOp> fused = parseHandFused(context);

@@ -333,14 +333,15 @@ protected:
     if (build == Build::Reference) {
       if (!spec.training)
         return module;
-      pm.addPass(createSluiceAutodiff(SluiceAutodiffOptions{"f64"}));
+      pm.addPass(createSluiceAutodiff(SluiceAutodiffOptions{ComputeType::f64}));
     } else {
       PipelineOptions pipeline;
       pipeline.training = spec.training;
-      pipeline.computeType = "f64";
+      pipeline.computeType = ComputeType::f64;
       pipeline.fuse = build != Build::Unfused;
       pipeline.foldEpilogues = build != Build::FusedNoFold;
-      pipeline.maskPolicy = build == Build::FusedBitpack ? "bitpack" : "auto";
+      pipeline.maskPolicy = build == Build::FusedBitpack ? MaskPolicy::Bitpack
+                                                          : MaskPolicy::Auto;
       buildSluicePipeline(pm, pipeline);
     }
     if (failed(pm.run(*module))) {

@@ -578,7 +578,7 @@ TEST_F(GemmMappingTest, LegalizationMapsEveryContractionAndKeepsResults) {
     ASSERT_TRUE(bool(before)) << llvm::toString(before.takeError());
 
     PassManager pm(&context);
-    pm.addPass(createSluiceLegalizeContractions());
+    pm.addNestedPass<GraphOp>(createSluiceLegalizeContractions());
     ASSERT_TRUE(succeeded(pm.run(*module)));
     ASSERT_TRUE(succeeded(verify(*module)));
     graph = *module->getOps<GraphOp>().begin();
@@ -657,7 +657,7 @@ TEST_F(GemmMappingTest, LegalizedTrainingLayerComputesTheSameResults) {
 
   OwningOpRef<ModuleOp> legalized = module->clone();
   PassManager pm(&context);
-  pm.addPass(createSluiceLegalizeContractions());
+  pm.addNestedPass<GraphOp>(createSluiceLegalizeContractions());
   ASSERT_TRUE(succeeded(pm.run(*legalized)));
   ASSERT_TRUE(succeeded(verify(*legalized)));
 

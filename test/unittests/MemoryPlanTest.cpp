@@ -488,7 +488,7 @@ TEST_F(MemoryPlanTest, BertLargeTrainingUnfusedPlanIsValid) {
 
 TEST_F(MemoryPlanTest, BertLargeTrainingBitPackedMasksPlanIsValid) {
   PipelineOptions options;
-  options.maskPolicy = "bitpack";
+  options.maskPolicy = MaskPolicy::Bitpack;
   checkBertLargeTraining(options, /*expectPacked=*/true);
 }
 

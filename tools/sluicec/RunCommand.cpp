@@ -199,7 +199,8 @@ llvm::LogicalResult runCommand() {
   });
 
   mlir::sluice::PipelineOptions options;
-  options.computeType = cpu ? "f32" : precision.getValue();
+  options.computeType =
+      !cpu && precision == "f64" ? ComputeType::f64 : ComputeType::f32;
   mlir::FailureOr<mlir::sluice::Compilation> compilation =
       mlir::sluice::compile(context, runInput, options);
   if (mlir::failed(compilation))

@@ -94,11 +94,17 @@ static cl::opt<Switch> foldEpiloguesSwitch(
     cl::values(clEnumValN(Switch::On, "on", "fold (default)"),
                clEnumValN(Switch::Off, "off", "keep them in fused kernels")),
     cl::sub(cl::SubCommand::getTopLevel()));
-static cl::opt<std::string> maskPolicy(
-    "mask-policy",
-    cl::desc("Dropout masks: auto (regenerate where a kernel can, else "
-             "bit-pack; default), regenerate, bitpack"),
-    cl::init("auto"), cl::sub(cl::SubCommand::getTopLevel()));
+static cl::opt<MaskPolicy> maskPolicy(
+    "mask-policy", cl::desc("Dropout masks"), cl::init(MaskPolicy::Auto),
+    cl::values(clEnumValN(MaskPolicy::Auto, "auto",
+                          "regenerate where a kernel can, else bit-pack "
+                          "(default)"),
+               clEnumValN(MaskPolicy::Regenerate, "regenerate",
+                          "regenerate where a kernel can, else store "
+                          "element-sized"),
+               clEnumValN(MaskPolicy::Bitpack, "bitpack",
+                          "always store bit-packed")),
+    cl::sub(cl::SubCommand::getTopLevel()));
 static cl::opt<std::string> targetOption(
     "target",
     cl::desc("The GPU the cost model predicts for: a built-in target (v100, "
@@ -186,13 +192,6 @@ static LogicalResult compileToDirectory() {
       return failure();
     loaded->module->print(llvm::outs());
     return success();
-  }
-  if (maskPolicy != "auto" && maskPolicy != "regenerate" &&
-      maskPolicy != "bitpack") {
-    llvm::errs() << "sluicec: error: --mask-policy must be auto, regenerate "
-                    "or bitpack, got '"
-                 << maskPolicy << "'\n";
-    return failure();
   }
   PipelineOptions pipelineOptions;
   pipelineOptions.fuse = fuseSwitch == Switch::On;

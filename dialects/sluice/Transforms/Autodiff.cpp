@@ -485,20 +485,14 @@ struct AutodiffPass : mlir::sluice::impl::SluiceAutodiffBase<AutodiffPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    FailureOr<FloatType> type = parseComputeType(&getContext(), computeType);
-    if (failed(type)) {
-      module.emitError() << "--sluice-autodiff: compute-type must be 'f32' "
-                            "or 'f64', got '"
-                         << computeType << "'";
-      return signalPassFailure();
-    }
+    FloatType type = getComputeFloatType(&getContext(), computeType);
     SmallVector<GraphOp> graphs;
     for (GraphOp graph : module.getOps<GraphOp>())
       if (graph.getPhase() == Phase::forward)
         graphs.push_back(graph);
     SymbolTable symbols(module);
     for (GraphOp graph : graphs)
-      if (failed(differentiate(graph, *type, symbols)))
+      if (failed(differentiate(graph, type, symbols)))
         return signalPassFailure();
   }
 };

@@ -33,9 +33,6 @@ using namespace mlir::sluice;
 
 namespace {
 
-/// How random masks are stored between kernels.
-enum class MaskPolicy { Auto, Regenerate, Bitpack };
-
 struct FuseOptions {
   bool enable = true;
   bool foldEpilogues = true;
@@ -914,50 +911,37 @@ struct FusePass : mlir::sluice::impl::SluiceFuseBase<FusePass> {
     fuseOptions.foldEpilogues = foldEpilogues;
     fuseOptions.maxOps = maxOps;
     fuseOptions.maxResident = maxResident;
-    if (maskPolicy == "auto")
-      fuseOptions.maskPolicy = MaskPolicy::Auto;
-    else if (maskPolicy == "regenerate")
-      fuseOptions.maskPolicy = MaskPolicy::Regenerate;
-    else if (maskPolicy == "bitpack")
-      fuseOptions.maskPolicy = MaskPolicy::Bitpack;
-    else {
-      getOperation().emitError()
-          << "--sluice-fuse: mask-policy must be 'auto', 'regenerate' or "
-             "'bitpack', got '"
-          << maskPolicy << "'";
-      return signalPassFailure();
-    }
+    fuseOptions.maskPolicy = maskPolicy;
     if (maxResident <= 0) {
       getOperation().emitError()
           << "--sluice-fuse: max-resident must be positive, got "
           << static_cast<int64_t>(maxResident);
       return signalPassFailure();
     }
-    for (GraphOp graph : getOperation().getOps<GraphOp>()) {
-      bool composite = false;
-      graph.walk([&](CompositeOpInterface op) {
-        op.emitOpError() << "must be decomposed before --sluice-fuse (run "
-                            "--sluice-decompose first)";
-        composite = true;
-      });
-      if (composite)
-        return signalPassFailure();
-      // A graph of kernels (fused before, or written by hand) stays as it
-      // is; one that mixes kernels and loose primitives is an error.
-      Block &body = graph.getBody().front();
-      if (!body.getOps<KernelOp>().empty()) {
-        for (Operation &op : body.without_terminator())
-          if (!llvm::isa<KernelOp, RenameOp>(op)) {
-            op.emitOpError() << "is outside a kernel in a graph that "
-                                "already has kernels; --sluice-fuse takes "
-                                "unfused graphs";
-            return signalPassFailure();
-          }
-        continue;
-      }
-      if (failed(GraphFuser(graph, fuseOptions).run()))
-        return signalPassFailure();
+    GraphOp graph = getOperation();
+    bool composite = false;
+    graph.walk([&](CompositeOpInterface op) {
+      op.emitOpError() << "must be decomposed before --sluice-fuse (run "
+                          "--sluice-decompose first)";
+      composite = true;
+    });
+    if (composite)
+      return signalPassFailure();
+    // A graph of kernels (fused before, or written by hand) stays as it is;
+    // one that mixes kernels and loose primitives is an error.
+    Block &body = graph.getBody().front();
+    if (!body.getOps<KernelOp>().empty()) {
+      for (Operation &op : body.without_terminator())
+        if (!llvm::isa<KernelOp, RenameOp>(op)) {
+          op.emitOpError() << "is outside a kernel in a graph that already "
+                              "has kernels; --sluice-fuse takes unfused "
+                              "graphs";
+          return signalPassFailure();
+        }
+      return;
     }
+    if (failed(GraphFuser(graph, fuseOptions).run()))
+      return signalPassFailure();
   }
 };
 } // namespace

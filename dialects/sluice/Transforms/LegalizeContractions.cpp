@@ -166,9 +166,8 @@ struct LegalizeContractionsPass
   using SluiceLegalizeContractionsBase::SluiceLegalizeContractionsBase;
 
   void runOnOperation() override {
-    for (GraphOp graph : getOperation().getOps<GraphOp>())
-      if (failed(legalizeGraph(graph)))
-        return signalPassFailure();
+    if (failed(legalizeGraph(getOperation())))
+      return signalPassFailure();
   }
 
   LogicalResult legalizeGraph(GraphOp graph) {

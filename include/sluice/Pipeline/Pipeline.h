@@ -9,6 +9,7 @@
 #ifndef SLUICE_PIPELINE_PIPELINE_H
 #define SLUICE_PIPELINE_PIPELINE_H
 
+#include "dialects/sluice/SluiceAttrs.h"
 #include "sluice/Analysis/DataMovement.h"
 #include "sluice/Codegen/MemoryPlan.h"
 #include "sluice/Spec/LayerSpec.h"
@@ -27,16 +28,16 @@ struct PipelineOptions {
   /// Build training graphs (forward + backward by --sluice-autodiff). compile()
   /// turns this on for training specs.
   bool training = false;
-  /// The float type map bodies compute in: "f32" for code generation, "f64"
+  /// The float type map bodies compute in: f32 for code generation, f64
   /// when the reference interpreter runs the result in double.
-  std::string computeType = "f32";
+  ComputeType computeType = ComputeType::f32;
   /// Fuse primitives into kernels that move fewer bytes; when false, every
   /// primitive becomes its own kernel (docs/Fusion.md).
   bool fuse = true;
   /// Fold bias/activation/bias-gradient epilogues into contractions.
   bool foldEpilogues = true;
-  /// Dropout masks: "auto", "regenerate" or "bitpack".
-  std::string maskPolicy = "auto";
+  /// Where dropout masks live between forward and backward.
+  MaskPolicy maskPolicy = MaskPolicy::Auto;
 };
 
 /// Adds the sluicec pass pipeline to `pm`.
