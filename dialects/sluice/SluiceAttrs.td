@@ -37,6 +37,21 @@ def Sluice_KernelKindAttr : EnumAttr<Sluice_Dialect, Sluice_KernelKind, "kernel_
   let assemblyFormat = "$value";
 }
 
+def Sluice_Epilogue : I32EnumAttr<"Epilogue", "what a library contraction applies to its product", [
+    I32EnumAttrCase<"bias", 0>,
+    I32EnumAttrCase<"relu", 1>,
+    I32EnumAttrCase<"gelu", 2>,
+    I32EnumAttrCase<"bias_relu", 3>,
+    I32EnumAttrCase<"bias_gelu", 4>,
+    I32EnumAttrCase<"bgrada", 5>,
+    I32EnumAttrCase<"bgradb", 6>]> {
+  let cppNamespace = "::mlir::sluice";
+  let genSpecializedAttr = 0;
+}
+def Sluice_EpilogueAttr : EnumAttr<Sluice_Dialect, Sluice_Epilogue, "epilogue"> {
+  let assemblyFormat = "$value";
+}
+
 // Pass options (typed: the option parser accepts exactly these spellings).
 
 def Sluice_ComputeType : I32EnumAttr<"ComputeType", "the float type map bodies compute in", [

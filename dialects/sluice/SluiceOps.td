@@ -107,9 +107,9 @@ def Sluice_KernelOp : Sluice_Op<"kernel", [
       masks and relayouts over one iteration space (docs/Fusion.md gives the
       legality rules).
     * `kind = gemm`: one `sluice.contract` run by the BLAS library, plus the
-      epilogue ops folded into the library call (`epilogue` names it:
-      `bias`, `relu`, `bias_relu`, `gelu`, `bias_gelu`, `bgrada`,
-      `bgradb`).
+      epilogue ops folded into the library call (`epilogue`, an
+      `#sluice<epilogue ...>`, names it: `bias`, `relu`, `bias_relu`,
+      `gelu`, `bias_gelu`, `bgrada`, `bgradb`).
 
     `members` lists the report names of the ops it holds, in program order.
     A result listed in `packed` is stored with one bit per element (a
@@ -130,7 +130,7 @@ def Sluice_KernelOp : Sluice_Op<"kernel", [
   let arguments = (ins Variadic<Sluice_Tensor>:$inputs,
                        DefaultValuedAttr<Sluice_KernelKindAttr, "KernelKind::fused">:$kind,
                        DefaultValuedAttr<StrArrayAttr, "{}">:$members,
-                       OptionalAttr<StrAttr>:$epilogue,
+                       OptionalAttr<Sluice_EpilogueAttr>:$epilogue,
                        DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$packed);
   let results = (outs Variadic<Sluice_Tensor>:$results);
   let regions = (region SizedRegion<1>:$body);

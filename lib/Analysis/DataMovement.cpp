@@ -266,8 +266,8 @@ FailureOr<ModuleCounts> mlir::sluice::countModule(ModuleOp module) {
           memberCount.flop = primitiveFlop(&member).value_or(0);
           count.members.push_back(std::move(memberCount));
         }
-        if (std::optional<StringRef> epilogue = kernel.getEpilogue())
-          count.epilogue = epilogue->str();
+        if (std::optional<Epilogue> epilogue = kernel.getEpilogue())
+          count.epilogue = stringifyEpilogue(*epilogue).str();
       }
       count.phase = graph.getPhase();
       count.cost = *cost;

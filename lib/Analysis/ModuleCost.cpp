@@ -221,8 +221,8 @@ std::string mlir::sluice::kernelSignature(Operation *op) {
         kernel.getBlock().without_terminator(), os,
         [&](Operation &member) { os << member.getName().stripDialect(); },
         ",");
-    if (std::optional<StringRef> epilogue = kernel.getEpilogue())
-      os << "+" << *epilogue;
+    if (std::optional<Epilogue> epilogue = kernel.getEpilogue())
+      os << "+" << stringifyEpilogue(*epilogue);
   } else {
     os << "op:" << op->getName().stripDialect();
   }

@@ -143,7 +143,7 @@ module {
       %t = sluice.relayout %xa : !sluice.tensor<[b=2, j=3, i=40], f32> -> !sluice.tensor<[i=40, b=2, j=3], f32>
       sluice.kernel_yield %t : !sluice.tensor<[i=40, b=2, j=3], f32>
     }
-    %h = sluice.kernel (%x, %w1, %b1) {kind = #sluice<kernel_kind gemm>, epilogue = "bias_gelu", members = ["ffn1", "ffn1_bias", "act"], sluice.name = "ffn1"}
+    %h = sluice.kernel (%x, %w1, %b1) {kind = #sluice<kernel_kind gemm>, epilogue = #sluice<epilogue bias_gelu>, members = ["ffn1", "ffn1_bias", "act"], sluice.name = "ffn1"}
         : (!sluice.tensor<[b=2, j=3, i=40], f32>, !sluice.tensor<[u=16, i=40], f32>, !sluice.tensor<[u=16], f32>) -> !sluice.tensor<[b=2, j=3, u=16], f32> {
     ^bb0(%xa: !sluice.tensor<[b=2, j=3, i=40], f32>, %wa: !sluice.tensor<[u=16, i=40], f32>, %ba: !sluice.tensor<[u=16], f32>):
       %c = sluice.contract %xa, %wa : (!sluice.tensor<[b=2, j=3, i=40], f32>, !sluice.tensor<[u=16, i=40], f32>) -> !sluice.tensor<[b=2, j=3, u=16], f32>
@@ -171,7 +171,7 @@ module {
       }
       sluice.kernel_yield %act : !sluice.tensor<[b=2, j=3, u=16], f32>
     }
-    %dw, %db = sluice.kernel (%dy, %x) {kind = #sluice<kernel_kind gemm>, epilogue = "bgradb", members = ["d_w1", "d_b1"], sluice.name = "d_w1"}
+    %dw, %db = sluice.kernel (%dy, %x) {kind = #sluice<kernel_kind gemm>, epilogue = #sluice<epilogue bgradb>, members = ["d_w1", "d_b1"], sluice.name = "d_w1"}
         : (!sluice.tensor<[b=2, j=3, u=16], f32>, !sluice.tensor<[b=2, j=3, i=40], f32>) -> (!sluice.tensor<[u=16, i=40], f32>, !sluice.tensor<[u=16], f32>) {
     ^bb0(%dya: !sluice.tensor<[b=2, j=3, u=16], f32>, %xa: !sluice.tensor<[b=2, j=3, i=40], f32>):
       %dwv = sluice.contract %dya, %xa : (!sluice.tensor<[b=2, j=3, u=16], f32>, !sluice.tensor<[b=2, j=3, i=40], f32>) -> !sluice.tensor<[u=16, i=40], f32>

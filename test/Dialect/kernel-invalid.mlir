@@ -75,3 +75,31 @@ sluice.graph @composite_in_kernel(%x: !sluice.tensor<[i=8], f32> {sluice.name = 
   }
   sluice.return %k : !sluice.tensor<[i=8], f32>
 }
+
+// -----
+
+sluice.graph @string_epilogue(%x: !sluice.tensor<[j=4, i=8], f32> {sluice.name = "x"}, %w: !sluice.tensor<[u=2, i=8], f32> {sluice.name = "w"})
+    -> (!sluice.tensor<[j=4, u=2], f32> {sluice.name = "y"}) {
+  // The epilogue is typed: a string is rejected.
+  // expected-error @+1 {{attribute 'epilogue' failed to satisfy constraint: what a library contraction applies to its product}}
+  %k = sluice.kernel (%x, %w) {kind = #sluice<kernel_kind gemm>, epilogue = "relu"} : (!sluice.tensor<[j=4, i=8], f32>, !sluice.tensor<[u=2, i=8], f32>) -> !sluice.tensor<[j=4, u=2], f32> {
+  ^bb0(%a: !sluice.tensor<[j=4, i=8], f32>, %b: !sluice.tensor<[u=2, i=8], f32>):
+    %c = sluice.contract %a, %b : (!sluice.tensor<[j=4, i=8], f32>, !sluice.tensor<[u=2, i=8], f32>) -> !sluice.tensor<[j=4, u=2], f32>
+    sluice.kernel_yield %c : !sluice.tensor<[j=4, u=2], f32>
+  }
+  sluice.return %k : !sluice.tensor<[j=4, u=2], f32>
+}
+
+// -----
+
+sluice.graph @unknown_epilogue(%x: !sluice.tensor<[j=4, i=8], f32> {sluice.name = "x"}, %w: !sluice.tensor<[u=2, i=8], f32> {sluice.name = "w"})
+    -> (!sluice.tensor<[j=4, u=2], f32> {sluice.name = "y"}) {
+  // expected-error @+2 {{expected ::mlir::sluice::Epilogue to be one of: bias, relu, gelu, bias_relu, bias_gelu, bgrada, bgradb}}
+  // expected-error @+1 {{failed to parse Sluice_EpilogueAttr parameter 'value'}}
+  %k = sluice.kernel (%x, %w) {kind = #sluice<kernel_kind gemm>, epilogue = #sluice<epilogue swish>} : (!sluice.tensor<[j=4, i=8], f32>, !sluice.tensor<[u=2, i=8], f32>) -> !sluice.tensor<[j=4, u=2], f32> {
+  ^bb0(%a: !sluice.tensor<[j=4, i=8], f32>, %b: !sluice.tensor<[u=2, i=8], f32>):
+    %c = sluice.contract %a, %b : (!sluice.tensor<[j=4, i=8], f32>, !sluice.tensor<[u=2, i=8], f32>) -> !sluice.tensor<[j=4, u=2], f32>
+    sluice.kernel_yield %c : !sluice.tensor<[j=4, u=2], f32>
+  }
+  sluice.return %k : !sluice.tensor<[j=4, u=2], f32>
+}

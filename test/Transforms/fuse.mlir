@@ -62,7 +62,7 @@ sluice.graph @two_levels(%x: !sluice.tensor<[j=4, i=8], f32> {sluice.name = "x"}
 // A contraction stays a library call; cuBLASLt applies the bias and the
 // tanh-gelu as its epilogue.
 // CHECK-LABEL: sluice.graph @ffn_gelu_tanh
-// CHECK: kernel(%x, %w, %b) {epilogue = "bias_gelu", kind = #sluice<kernel_kind gemm>, members = ["fc", "fc_bias", "act"], sluice.name = "k0"}
+// CHECK: kernel(%x, %w, %b) {epilogue = #sluice<epilogue bias_gelu>, kind = #sluice<kernel_kind gemm>, members = ["fc", "fc_bias", "act"], sluice.name = "k0"}
 // CHECK-NOT: kernel(
 // NOFOLD-LABEL: sluice.graph @ffn_gelu_tanh
 // NOFOLD: %[[G:.*]] = kernel(%x, %w) {kind = #sluice<kernel_kind gemm>, members = ["fc"], sluice.name = "k0"}
@@ -81,7 +81,7 @@ sluice.graph @ffn_gelu_tanh(%x: !sluice.tensor<[j=4, i=8], f32> {sluice.name = "
 
 // cuBLASLt's GELU epilogue is the tanh form: the erf gelu runs in a kernel.
 // CHECK-LABEL: sluice.graph @ffn_gelu_erf
-// CHECK: %[[G:.*]] = kernel(%x, %w, %b) {epilogue = "bias", kind = #sluice<kernel_kind gemm>, members = ["fc", "fc_bias"], sluice.name = "k0"}
+// CHECK: %[[G:.*]] = kernel(%x, %w, %b) {epilogue = #sluice<epilogue bias>, kind = #sluice<kernel_kind gemm>, members = ["fc", "fc_bias"], sluice.name = "k0"}
 // CHECK: kernel(%[[G]]) {members = ["act"], sluice.name = "k1"}
 sluice.graph @ffn_gelu_erf(%x: !sluice.tensor<[j=4, i=8], f32> {sluice.name = "x"},
                   %w: !sluice.tensor<[u=16, i=8], f32> {sluice.name = "w"},
@@ -98,7 +98,7 @@ sluice.graph @ffn_gelu_erf(%x: !sluice.tensor<[j=4, i=8], f32> {sluice.name = "x
 // A bias gradient, the sum of the weight gradient's operand over the
 // contracted dimension, folds into the GEMM (CUBLASLT_EPILOGUE_BGRADB).
 // CHECK-LABEL: sluice.graph @wgrad
-// CHECK: %[[K:.*]]:2 = kernel(%dy, %x) {epilogue = "bgradb", kind = #sluice<kernel_kind gemm>, members = ["fc.grad_rhs", "fc_bias.grad"], sluice.name = "k0"}
+// CHECK: %[[K:.*]]:2 = kernel(%dy, %x) {epilogue = #sluice<epilogue bgradb>, kind = #sluice<kernel_kind gemm>, members = ["fc.grad_rhs", "fc_bias.grad"], sluice.name = "k0"}
 // CHECK: return %[[K]]#0, %[[K]]#1
 // NOFOLD-LABEL: sluice.graph @wgrad
 // NOFOLD-COUNT-2: kernel(

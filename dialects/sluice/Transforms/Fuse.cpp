@@ -131,7 +131,7 @@ struct Group {
   /// Holds a contraction: runs as a library call.
   bool library = false;
   /// The contraction's epilogue so far (library groups).
-  std::string epilogue;
+  std::optional<Epilogue> epilogue;
   /// The value the next epilogue stage applies to (library groups).
   Value tail;
   /// The iteration space (fused groups): D and the reduced dims R.
@@ -351,12 +351,12 @@ bool GraphFuser::canFoldEpilogue(const Group &library, const Group &consumer,
   merged.tail = library.tail;
 
   if (auto reduce = llvm::dyn_cast<ReduceOp>(op)) {
-    if (!library.epilogue.empty() || reduce.getKind() != ReduceKind::sum)
+    if (library.epilogue || reduce.getKind() != ReduceKind::sum)
       return false;
     std::optional<bool> isA = bgradOperandIsA(*mapping, reduce);
     if (!isA)
       return false;
-    merged.epilogue = *isA ? "bgrada" : "bgradb";
+    merged.epilogue = *isA ? Epilogue::bgrada : Epilogue::bgradb;
     return true;
   }
 
@@ -367,20 +367,23 @@ bool GraphFuser::canFoldEpilogue(const Group &library, const Group &consumer,
       !map.getIndexDims().empty())
     return false;
   std::string kind = originKind(map);
-  StringRef stage = library.epilogue;
+  std::optional<Epilogue> stage = library.epilogue;
   if (kind == "bias_add") {
-    if (!stage.empty() || map.getInputs().size() != 2)
+    if (stage || map.getInputs().size() != 2)
       return false;
     Value bias = map.getInputs()[0] == library.tail ? map.getInputs()[1]
                                                      : map.getInputs()[0];
     if (!isBiasEpilogueLegal(*mapping, getTensorType(bias)))
       return false;
-    merged.epilogue = "bias";
+    merged.epilogue = Epilogue::bias;
   } else if (kind == "relu" || kind == "gelu_tanh") {
-    if (map.getInputs().size() != 1 || (!stage.empty() && stage != "bias"))
+    if (map.getInputs().size() != 1 || (stage && *stage != Epilogue::bias))
       return false;
-    std::string activation = kind == "relu" ? "relu" : "gelu";
-    merged.epilogue = stage.empty() ? activation : "bias_" + activation;
+    bool relu = kind == "relu";
+    if (stage)
+      merged.epilogue = relu ? Epilogue::bias_relu : Epilogue::bias_gelu;
+    else
+      merged.epilogue = relu ? Epilogue::relu : Epilogue::gelu;
   } else {
     return false;
   }
@@ -860,8 +863,8 @@ LogicalResult GraphFuser::buildKernels() {
 
     kernel.setKind(group.library ? KernelKind::gemm : KernelKind::fused);
     kernel.setMembersAttr(ArrayAttr::get(context, memberNames));
-    if (group.library && !group.epilogue.empty())
-      kernel.setEpilogue(group.epilogue);
+    if (group.library && group.epilogue)
+      kernel.setEpilogue(*group.epilogue);
     if (llvm::is_contained(packedGroups, static_cast<int64_t>(g))) {
       SmallVector<int64_t> packed;
       for (auto [index, output] : llvm::enumerate(outputs))

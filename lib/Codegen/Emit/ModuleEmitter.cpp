@@ -213,9 +213,9 @@ ModuleEmitter::foldedEpilogue(KernelOp kernel, const GemmMapping &g,
     for (Value operand : op->getOperands())
       if (operand != product && !epilogueOps.contains(operand.getDefiningOp()))
         others.push_back(operand);
-  StringRef epilogueName = kernel.getEpilogue().value_or("");
+  std::optional<Epilogue> folded = kernel.getEpilogue();
   Value bias;
-  if (epilogueName.starts_with("bias") && others.size() == 1) {
+  if (folded && hasBias(*folded) && others.size() == 1) {
     auto biasType = llvm::cast<NamedTensorType>(others.front().getType());
     Type cElement =
         llvm::cast<NamedTensorType>(product.getType()).getElementType();
@@ -229,20 +229,26 @@ ModuleEmitter::foldedEpilogue(KernelOp kernel, const GemmMapping &g,
   }
   using exec::BlasEpilogue;
   std::pair<BlasEpilogue, Value> none{BlasEpilogue::none, Value()};
+  if (!folded)
+    return none;
   if (others.empty())
-    return epilogueName == "relu" ? std::make_pair(BlasEpilogue::relu, Value())
-           : epilogueName == "gelu"
+    return *folded == Epilogue::relu
+               ? std::make_pair(BlasEpilogue::relu, Value())
+           : *folded == Epilogue::gelu
                ? std::make_pair(BlasEpilogue::gelu, Value())
                : none;
   if (!bias)
     return none;
-  if (epilogueName == "bias")
+  switch (*folded) {
+  case Epilogue::bias:
     return std::make_pair(BlasEpilogue::bias, bias);
-  if (epilogueName == "bias_relu")
+  case Epilogue::bias_relu:
     return std::make_pair(BlasEpilogue::bias_relu, bias);
-  if (epilogueName == "bias_gelu")
+  case Epilogue::bias_gelu:
     return std::make_pair(BlasEpilogue::bias_gelu, bias);
-  return none;
+  default:
+    return none;
+  }
 }
 
 /// Runs the ops `ops` of gemm kernel `kernel` that the BLAS did not fold
