@@ -47,6 +47,12 @@ def Sluice_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getOriginAttrName() {
       return ::llvm::StringLiteral("sluice.origin");
     }
+    /// The graph argument/result attribute marking a tensor the forward
+    /// graph saves for its backward graph: a forward result and the backward
+    /// argument it feeds carry the same `sluice.saved = "<forward value>"`.
+    static constexpr ::llvm::StringLiteral getSavedAttrName() {
+      return ::llvm::StringLiteral("sluice.saved");
+    }
     /// The mnemonic of that composite ("dropout", "layernorm", ...), or
     /// "layout" for relayouts inserted for code generation.
     static constexpr ::llvm::StringLiteral getOriginKindAttrName() {

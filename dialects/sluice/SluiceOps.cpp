@@ -206,6 +206,29 @@ StringRef GraphOp::getResultName(unsigned index) {
   return {};
 }
 
+StringRef GraphOp::getSavedArgSource(unsigned index) {
+  if (auto saved = getArgAttrOfType<StringAttr>(
+          index, SluiceDialect::getSavedAttrName()))
+    return saved.getValue();
+  return {};
+}
+
+StringRef GraphOp::getSavedResultSource(unsigned index) {
+  if (auto saved = getResultAttrOfType<StringAttr>(
+          index, SluiceDialect::getSavedAttrName()))
+    return saved.getValue();
+  return {};
+}
+
+bool GraphOp::isSavedArg(unsigned index) {
+  return static_cast<bool>(getArgAttr(index, SluiceDialect::getSavedAttrName()));
+}
+
+bool GraphOp::isSavedResult(unsigned index) {
+  return static_cast<bool>(
+      getResultAttr(index, SluiceDialect::getSavedAttrName()));
+}
+
 BlockArgument GraphOp::lookupArgument(StringRef name) {
   for (unsigned i = 0, e = getNumArguments(); i < e; ++i)
     if (getArgName(i) == name)

@@ -72,6 +72,15 @@ def Sluice_GraphOp : Sluice_Op<"graph", [
     ::llvm::StringRef getArgName(unsigned index);
     /// The canonical name of result `index` (empty if missing).
     ::llvm::StringRef getResultName(unsigned index);
+    /// Whether argument `index` is a tensor the forward graph saved
+    /// (`sluice.saved`).
+    bool isSavedArg(unsigned index);
+    /// Whether result `index` is a tensor saved for the backward graph.
+    bool isSavedResult(unsigned index);
+    /// The forward value a saved argument/result holds (its `sluice.saved`),
+    /// empty if it is not saved.
+    ::llvm::StringRef getSavedArgSource(unsigned index);
+    ::llvm::StringRef getSavedResultSource(unsigned index);
     /// The argument named `name`, or a null value.
     ::mlir::BlockArgument lookupArgument(::llvm::StringRef name);
     /// The terminator.

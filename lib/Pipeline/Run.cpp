@@ -39,8 +39,6 @@ static llvm::Expected<Entry> findEntry(ModuleOp module) {
   return entry;
 }
 
-static bool isSaved(StringRef name) { return name.starts_with("saved."); }
-
 /// The logical shape of a boundary tensor: its `sluice.shape`, or the sizes
 /// of its named dimensions.
 static std::vector<int64_t> logicalShape(DictionaryAttr attrs, Type type) {
@@ -69,13 +67,13 @@ llvm::Expected<RunSignature> getRunSignature(ModuleOp module) {
                                         forward.getArgAttrDict(i),
                                         forward.getArgumentTypes()[i]));
   for (unsigned i = 0; i < forward.getNumResults(); ++i)
-    if (!isSaved(forward.getResultName(i)))
+    if (!forward.isSavedResult(i))
       signature.outputs.push_back(describe(forward.getResultName(i),
                                            forward.getResultAttrDict(i),
                                            forward.getResultTypes()[i]));
   if (GraphOp backward = entry->backward) {
     for (unsigned i = 0; i < backward.getNumArguments(); ++i)
-      if (!isSaved(backward.getArgName(i)))
+      if (!backward.isSavedArg(i))
         signature.inputs.push_back(describe(backward.getArgName(i),
                                             backward.getArgAttrDict(i),
                                             backward.getArgumentTypes()[i]));

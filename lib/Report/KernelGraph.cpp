@@ -13,8 +13,6 @@ using namespace mlir;
 using namespace mlir::sluice;
 
 namespace {
-constexpr llvm::StringLiteral kSavedPrefix = "saved.";
-
 /// The boundary name of `graph`'s argument `index` (empty if none).
 StringRef argumentName(GraphOp graph, unsigned index) {
   if (auto name = graph.getArgAttrOfType<StringAttr>(
@@ -121,8 +119,8 @@ KernelGraph mlir::sluice::collectKernelGraph(ModuleOp module,
       if (it == nodeOf.end())
         continue;
       KernelNode &node = result.nodes[it->second];
-      if (name.starts_with(kSavedPrefix)) {
-        node.saves.push_back(name.drop_front(kSavedPrefix.size()).str());
+      if (graph.isSavedResult(index)) {
+        node.saves.push_back(graph.getSavedResultSource(index).str());
         savedProducer[name] = {it->second, valueBytes(operand)};
       } else {
         node.writes.push_back(name.str());
@@ -144,9 +142,9 @@ KernelGraph mlir::sluice::collectKernelGraph(ModuleOp module,
           if (saved != savedProducer.end()) {
             result.edges.push_back({saved->second.first, consumer->second,
                                     name.str(), saved->second.second, true});
-          } else if (name.starts_with(kSavedPrefix)) {
+          } else if (graph.isSavedArg(argument.getArgNumber())) {
             node.readsSaved.push_back(
-                name.drop_front(kSavedPrefix.size()).str());
+                graph.getSavedArgSource(argument.getArgNumber()).str());
           } else {
             node.reads.push_back(name.str());
           }

@@ -7,14 +7,14 @@
 
 // CHECK-LABEL: sluice.graph @ffn_forward(
 // CHECK-SAME:    %x: {{.*}} {sluice.name = "x"}
-// CHECK-SAME:    -> ({{.*}} {sluice.name = "y"}, {{.*}} {sluice.name = "saved.bias1"}, {{.*}} {sluice.name = "saved.w"}, {{.*}} {sluice.name = "saved.x"})
+// CHECK-SAME:    -> ({{.*}} {sluice.name = "y"}, {{.*}} {sluice.name = "saved.bias1", sluice.saved = "bias1"}, {{.*}} {sluice.name = "saved.w", sluice.saved = "w"}, {{.*}} {sluice.name = "saved.x", sluice.saved = "x"})
 // CHECK:         %[[H:.*]] = contract %x, %w {sluice.name = "ffn1"}
 // CHECK:         %[[HB:.*]] = map(%[[H]], %b) {sluice.name = "bias1"}
 // CHECK:         %[[Y:.*]] = map(%[[HB]]) {sluice.name = "act"}
 // CHECK:         return %[[Y]], %[[HB]], %w, %x :
 
 // CHECK-LABEL: sluice.graph @ffn_backward(
-// CHECK-SAME:    %[[SH:[^:]*]]: {{.*}} {sluice.name = "saved.bias1"}, %[[SW:[^:]*]]: {{.*}} {sluice.name = "saved.w"}, %[[SX:[^:]*]]: {{.*}} {sluice.name = "saved.x"}, %[[DY:[^:]*]]: {{.*}} {sluice.name = "dy"})
+// CHECK-SAME:    %[[SH:[^:]*]]: {{.*}} {sluice.name = "saved.bias1", sluice.saved = "bias1"}, %[[SW:[^:]*]]: {{.*}} {sluice.name = "saved.w", sluice.saved = "w"}, %[[SX:[^:]*]]: {{.*}} {sluice.name = "saved.x", sluice.saved = "x"}, %[[DY:[^:]*]]: {{.*}} {sluice.name = "dy"})
 // CHECK-SAME:    -> ({{.*}} {sluice.name = "d_x"}, {{.*}} {sluice.name = "d_w", sluice.shape = [16, 8]}, {{.*}} {sluice.name = "d_b"}, {{.*}} {sluice.name = "d_unused"})
 // CHECK-SAME:    phase = #sluice<phase backward>
 // CHECK:         %[[DH:.*]] = map(%[[SH]], %[[DY]]) {sluice.name = "act.grad0"}
@@ -42,7 +42,7 @@ sluice.graph @ffn(%x: !sluice.tensor<[j=4, i=8], f32> {sluice.name = "x"},
 // map. The rename is a view: x is saved once and renamed again.
 
 // CHECK-LABEL: sluice.graph @scores_backward(
-// CHECK-SAME:    %[[SX:[^:]*]]: {{.*}} {sluice.name = "saved.x"}, %[[DS:[^:]*]]: {{.*}} {sluice.name = "ds"})
+// CHECK-SAME:    %[[SX:[^:]*]]: {{.*}} {sluice.name = "saved.x", sluice.saved = "x"}, %[[DS:[^:]*]]: {{.*}} {sluice.name = "ds"})
 // CHECK-NOT:     saved.keys
 // CHECK:         %[[K:.*]] = rename %[[SX]] {sluice.name = "keys.recompute"}
 // CHECK:         %[[GQ:.*]] = contract %[[DS]], %[[K]] {scale = 1.250000e-01 : f64, sluice.name = "qk.grad_lhs"}

@@ -5,7 +5,7 @@
 // Primitives are named after the composite ("ln.mean", "ln.rstd", ...).
 
 // CHECK-LABEL: sluice.graph @norm_forward(
-// CHECK-SAME:    -> ({{.*}} {sluice.name = "y"}, {{.*}} {sluice.name = "saved.ln.rstd"}, {{.*}} {sluice.name = "saved.g"}, {{.*}} {sluice.name = "saved.x"}, {{.*}} {sluice.name = "saved.ln.mean"})
+// CHECK-SAME:    -> ({{.*}} {sluice.name = "y"}, {{.*}} {sluice.name = "saved.ln.rstd", sluice.saved = "ln.rstd"}, {{.*}} {sluice.name = "saved.g", sluice.saved = "g"}, {{.*}} {sluice.name = "saved.x", sluice.saved = "x"}, {{.*}} {sluice.name = "saved.ln.mean", sluice.saved = "ln.mean"})
 // CHECK-NOT:     saved.ln.sum
 // CHECK:         reduce sum %x over ["i"] {sluice.name = "ln.sum"}
 // CHECK:         %[[MEAN:.*]] = map({{.*}}) {sluice.name = "ln.mean"}
@@ -16,7 +16,7 @@
 // CHECK:         return %[[Y]], %[[RSTD]], %g, %x, %[[MEAN]] :
 
 // CHECK-LABEL: sluice.graph @norm_backward(
-// CHECK-SAME:    %[[SRSTD:[^:]*]]: {{.*}} {sluice.name = "saved.ln.rstd"}, %[[SG:[^:]*]]: {{.*}} {sluice.name = "saved.g"}, %[[SX:[^:]*]]: {{.*}} {sluice.name = "saved.x"}, %[[SMEAN:[^:]*]]: {{.*}} {sluice.name = "saved.ln.mean"}, %[[DY:[^:]*]]: {{.*}} {sluice.name = "dy"})
+// CHECK-SAME:    %[[SRSTD:[^:]*]]: {{.*}} {sluice.name = "saved.ln.rstd", sluice.saved = "ln.rstd"}, %[[SG:[^:]*]]: {{.*}} {sluice.name = "saved.g", sluice.saved = "g"}, %[[SX:[^:]*]]: {{.*}} {sluice.name = "saved.x", sluice.saved = "x"}, %[[SMEAN:[^:]*]]: {{.*}} {sluice.name = "saved.ln.mean", sluice.saved = "ln.mean"}, %[[DY:[^:]*]]: {{.*}} {sluice.name = "dy"})
 // CHECK-SAME:    -> ({{.*}} {sluice.name = "d_x"}, {{.*}} {sluice.name = "d_g"}, {{.*}} {sluice.name = "d_b"})
 // CHECK-SAME:    phase = #sluice<phase backward>
 // CHECK:         map(%[[SRSTD]], %[[SG]], %[[DY]]) {sluice.name = "ln.grad0"}

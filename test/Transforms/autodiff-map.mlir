@@ -5,7 +5,7 @@
 // cotangent through without any op. Map bodies compute in f64.
 
 // CHECK-LABEL: sluice.graph @scale_backward(
-// CHECK-SAME:    %[[SX:[^:]*]]: {{.*}} {sluice.name = "saved.x"}, %[[SC:[^:]*]]: {{.*}} {sluice.name = "saved.c"}, %[[DY:[^:]*]]: {{.*}} {sluice.name = "dy"})
+// CHECK-SAME:    %[[SX:[^:]*]]: {{.*}} {sluice.name = "saved.x", sluice.saved = "x"}, %[[SC:[^:]*]]: {{.*}} {sluice.name = "saved.c", sluice.saved = "c"}, %[[DY:[^:]*]]: {{.*}} {sluice.name = "dy"})
 // CHECK-SAME:    -> ({{.*}} {sluice.name = "d_x"}, {{.*}} {sluice.name = "d_c"}, {{.*}} {sluice.name = "d_r"})
 // CHECK:         %[[GX:.*]] = map(%[[SX]], %[[SC]], %[[DY]]) {sluice.name = "e.grad0"}
 // CHECK-SAME:      -> !sluice.tensor<[i=8, j=4], f32>

@@ -6,7 +6,7 @@
 // tensor is its result y: not its input, exponentials, row max or row sum.
 
 // CHECK-LABEL: sluice.graph @attn_forward(
-// CHECK-SAME:    -> ({{.*}} {sluice.name = "y"}, {{.*}} {sluice.name = "saved.sm"})
+// CHECK-SAME:    -> ({{.*}} {sluice.name = "y"}, {{.*}} {sluice.name = "saved.sm", sluice.saved = "sm"})
 // CHECK:         %[[MAX:.*]] = reduce max %x over ["k"] {sluice.name = "sm.max", sluice.origin = "sm", sluice.origin_kind = "softmax"}
 // CHECK:         %[[EXP:.*]] = map(%x, %[[MAX]]) {sluice.name = "sm.map", sluice.origin = "sm", sluice.origin_kind = "softmax"}
 // CHECK:         %[[SUM:.*]] = reduce sum %[[EXP]] over ["k"] {sluice.name = "sm.sum", sluice.origin = "sm", sluice.origin_kind = "softmax"}
@@ -14,7 +14,7 @@
 // CHECK:         return %[[Y]], %[[Y]] :
 
 // CHECK-LABEL: sluice.graph @attn_backward(
-// CHECK-SAME:    %[[SY:[^:]*]]: {{.*}} {sluice.name = "saved.sm"}, %[[DY:[^:]*]]: {{.*}} {sluice.name = "dy"})
+// CHECK-SAME:    %[[SY:[^:]*]]: {{.*}} {sluice.name = "saved.sm", sluice.saved = "sm"}, %[[DY:[^:]*]]: {{.*}} {sluice.name = "dy"})
 // CHECK-SAME:    -> ({{.*}} {sluice.name = "d_x"})
 // CHECK:         %[[DOT:.*]] = map(%[[SY]], %[[DY]]) {sluice.name = "sm.grad_dot", sluice.origin = "sm", sluice.origin_kind = "softmax"}
 // CHECK:           arith.mulf

@@ -255,7 +255,7 @@ void checkAgainstInterpreter(ModuleOp module, ModuleOp reference,
             static_cast<int>(forward.getNumArguments()) +
                 llvm::count_if(
                     llvm::seq(0u, forward.getNumResults()), [&](unsigned r) {
-                      return !forward.getResultName(r).starts_with("saved.");
+                      return !forward.isSavedResult(r);
                     }));
   Tensors tensors;
   std::vector<void *> pointers;
@@ -304,7 +304,7 @@ void checkAgainstInterpreter(ModuleOp module, ModuleOp reference,
     // forward produced; the module reads its own from the arena.
     for (unsigned r = 0; r < forward.getNumResults(); ++r) {
       std::string resultName = forward.getResultName(r).str();
-      if (StringRef(resultName).starts_with("saved."))
+      if (forward.isSavedResult(r))
         byName[resultName] =
             Buffer{llvm::cast<NamedTensorType>(forward.getResultTypes()[r]),
                    expected[resultName]};
@@ -324,7 +324,7 @@ void checkAgainstInterpreter(ModuleOp module, ModuleOp reference,
     }
     for (unsigned i = 0; i < backward.getNumArguments(); ++i) {
       std::string argName = backward.getArgName(i).str();
-      if (!StringRef(argName).starts_with("saved."))
+      if (!backward.isSavedArg(i))
         byName[argName] = bufferOf(backward.getArgumentTypes()[i],
                                    backwardTensors[argName].values);
     }

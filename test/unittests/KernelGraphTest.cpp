@@ -25,17 +25,17 @@ class KernelGraphTest : public SluiceTest {};
 constexpr llvm::StringLiteral kModule = R"mlir(
   sluice.graph @g_forward(%x: !sluice.tensor<[j=4, i=64], f32> {sluice.name = "x"})
       -> (!sluice.tensor<[j=4, i=64], f32> {sluice.name = "y"},
-          !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.h"},
-          !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.x"},
-          !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.y"}) {
+          !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.h", sluice.saved = "h"},
+          !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.x", sluice.saved = "x"},
+          !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.y", sluice.saved = "y"}) {
     %h = sluice.relayout %x {sluice.name = "h"} : !sluice.tensor<[j=4, i=64], f32> -> !sluice.tensor<[j=4, i=64], f32>
     %t = sluice.relayout %h {sluice.name = "t"} : !sluice.tensor<[j=4, i=64], f32> -> !sluice.tensor<[j=4, i=64], f32>
     %y = sluice.relayout %t {sluice.name = "out"} : !sluice.tensor<[j=4, i=64], f32> -> !sluice.tensor<[j=4, i=64], f32>
     sluice.return %y, %h, %x, %y : !sluice.tensor<[j=4, i=64], f32>, !sluice.tensor<[j=4, i=64], f32>, !sluice.tensor<[j=4, i=64], f32>, !sluice.tensor<[j=4, i=64], f32>
   }
-  sluice.graph @g_backward(%sh: !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.h"},
-                           %sx: !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.x"},
-                           %sy: !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.y"},
+  sluice.graph @g_backward(%sh: !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.h", sluice.saved = "h"},
+                           %sx: !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.x", sluice.saved = "x"},
+                           %sy: !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.y", sluice.saved = "y"},
                            %dy: !sluice.tensor<[j=4, i=64], f32> {sluice.name = "dy"})
       -> (!sluice.tensor<[j=4, i=64], f32> {sluice.name = "d_x"})
       attributes {phase = #sluice<phase backward>} {

@@ -255,17 +255,17 @@ TEST_F(MemoryPlanTest, SavedTensorsLiveAcrossTheBoundary) {
   OwningOpRef<ModuleOp> module = parse(R"mlir(
     sluice.graph @g_forward(%x: !sluice.tensor<[j=4, i=64], f32> {sluice.name = "x"})
         -> (!sluice.tensor<[j=4, i=64], f32> {sluice.name = "y"},
-            !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.h"},
-            !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.x"},
-            !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.y"}) {
+            !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.h", sluice.saved = "h"},
+            !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.x", sluice.saved = "x"},
+            !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.y", sluice.saved = "y"}) {
       %h = sluice.relayout %x {sluice.name = "h"} : !sluice.tensor<[j=4, i=64], f32> -> !sluice.tensor<[j=4, i=64], f32>
       %t = sluice.relayout %h {sluice.name = "t"} : !sluice.tensor<[j=4, i=64], f32> -> !sluice.tensor<[j=4, i=64], f32>
       %y = sluice.relayout %t {sluice.name = "out"} : !sluice.tensor<[j=4, i=64], f32> -> !sluice.tensor<[j=4, i=64], f32>
       sluice.return %y, %h, %x, %y : !sluice.tensor<[j=4, i=64], f32>, !sluice.tensor<[j=4, i=64], f32>, !sluice.tensor<[j=4, i=64], f32>, !sluice.tensor<[j=4, i=64], f32>
     }
-    sluice.graph @g_backward(%sh: !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.h"},
-                             %sx: !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.x"},
-                             %sy: !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.y"},
+    sluice.graph @g_backward(%sh: !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.h", sluice.saved = "h"},
+                             %sx: !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.x", sluice.saved = "x"},
+                             %sy: !sluice.tensor<[j=4, i=64], f32> {sluice.name = "saved.y", sluice.saved = "y"},
                              %dy: !sluice.tensor<[j=4, i=64], f32> {sluice.name = "dy"})
         -> (!sluice.tensor<[j=4, i=64], f32> {sluice.name = "d_x"})
         attributes {phase = #sluice<phase backward>} {
@@ -315,13 +315,13 @@ TEST_F(MemoryPlanTest, UnreadSavedTensorLivesUntilTheBackward) {
   OwningOpRef<ModuleOp> module = parse(R"mlir(
     sluice.graph @g_forward(%x: !sluice.tensor<[j=4], f32> {sluice.name = "x"})
         -> (!sluice.tensor<[j=4], f32> {sluice.name = "y"},
-            !sluice.tensor<[j=4], f32> {sluice.name = "saved.h"}) {
+            !sluice.tensor<[j=4], f32> {sluice.name = "saved.h", sluice.saved = "h"}) {
       %h = sluice.relayout %x {sluice.name = "h"} : !sluice.tensor<[j=4], f32> -> !sluice.tensor<[j=4], f32>
       %t = sluice.relayout %x {sluice.name = "t"} : !sluice.tensor<[j=4], f32> -> !sluice.tensor<[j=4], f32>
       %y = sluice.relayout %t {sluice.name = "out"} : !sluice.tensor<[j=4], f32> -> !sluice.tensor<[j=4], f32>
       sluice.return %y, %h : !sluice.tensor<[j=4], f32>, !sluice.tensor<[j=4], f32>
     }
-    sluice.graph @g_backward(%sh: !sluice.tensor<[j=4], f32> {sluice.name = "saved.h"},
+    sluice.graph @g_backward(%sh: !sluice.tensor<[j=4], f32> {sluice.name = "saved.h", sluice.saved = "h"},
                              %dy: !sluice.tensor<[j=4], f32> {sluice.name = "dy"})
         -> (!sluice.tensor<[j=4], f32> {sluice.name = "d_x"})
         attributes {phase = #sluice<phase backward>} {
@@ -345,14 +345,14 @@ TEST_F(MemoryPlanTest, BackwardGraphsPairWithTheirForwardByName) {
   std::string layer = R"mlir(
     sluice.graph @NAME_forward(%x: !sluice.tensor<[j=SIZE], f32> {sluice.name = "x"})
         -> (!sluice.tensor<[j=SIZE], f32> {sluice.name = "y"},
-            !sluice.tensor<[j=SIZE], f32> {sluice.name = "saved.h"}) {
+            !sluice.tensor<[j=SIZE], f32> {sluice.name = "saved.h", sluice.saved = "h"}) {
       %h = sluice.relayout %x {sluice.name = "h"} : !sluice.tensor<[j=SIZE], f32> -> !sluice.tensor<[j=SIZE], f32>
       %y = sluice.relayout %h {sluice.name = "out"} : !sluice.tensor<[j=SIZE], f32> -> !sluice.tensor<[j=SIZE], f32>
       sluice.return %y, %h : !sluice.tensor<[j=SIZE], f32>, !sluice.tensor<[j=SIZE], f32>
     }
   )mlir";
   std::string backward = R"mlir(
-    sluice.graph @NAME_backward(%sh: !sluice.tensor<[j=SIZE], f32> {sluice.name = "saved.h"},
+    sluice.graph @NAME_backward(%sh: !sluice.tensor<[j=SIZE], f32> {sluice.name = "saved.h", sluice.saved = "h"},
                                 %dy: !sluice.tensor<[j=SIZE], f32> {sluice.name = "dy"})
         -> (!sluice.tensor<[j=SIZE], f32> {sluice.name = "d_x"})
         attributes {phase = #sluice<phase backward>} {

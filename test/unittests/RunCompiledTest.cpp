@@ -33,10 +33,10 @@ const char *kTrainingGraphs = R"mlir(
 sluice.graph @hw_forward(%x: !sluice.tensor<[r=2, c=3], f32> {sluice.name = "x"},
                          %w: !sluice.tensor<[c=3], f16> {sluice.name = "w"})
     -> (!sluice.tensor<[r=2, c=3], f32> {sluice.name = "y"},
-        !sluice.tensor<[c=3], f16> {sluice.name = "saved.w"}) {
+        !sluice.tensor<[c=3], f16> {sluice.name = "saved.w", sluice.saved = "w"}) {
   sluice.return %x, %w : !sluice.tensor<[r=2, c=3], f32>, !sluice.tensor<[c=3], f16>
 }
-sluice.graph @hw_backward(%sw: !sluice.tensor<[c=3], f16> {sluice.name = "saved.w"},
+sluice.graph @hw_backward(%sw: !sluice.tensor<[c=3], f16> {sluice.name = "saved.w", sluice.saved = "w"},
                           %dy: !sluice.tensor<[r=2, c=3], f32> {sluice.name = "dy"})
     -> (!sluice.tensor<[r=2, c=3], f32> {sluice.name = "d_x"},
         !sluice.tensor<[c=3], f16> {sluice.name = "d_w"})

@@ -183,8 +183,9 @@ public:
       primal =
           block->insertArgument(saved.size(), value.getType(), value.getLoc());
       saved.push_back(value);
-      savedNames.push_back(
-          savedNameTable.unique("saved." + readableName(value)));
+      std::string source = savedNameTable.unique(readableName(value));
+      savedNames.push_back("saved." + source);
+      savedSources.push_back(source);
     }
     primals[value] = primal;
     return primal;
@@ -385,9 +386,15 @@ private:
     for (unsigned i = 0, e = forward.getNumResults(); i < e; ++i)
       forwardResultAttrs.push_back(forward.getResultAttrDict(i));
     SmallVector<Value> forwardResults(forwardReturn.getOperands());
-    for (auto [value, name] : llvm::zip(saved, savedNames)) {
+    auto savedDict = [&](unsigned index) {
+      NamedAttrList attrs(nameDict(savedNames[index]));
+      attrs.set(SluiceDialect::getSavedAttrName(),
+                StringAttr::get(context, savedSources[index]));
+      return attrs.getDictionary(context);
+    };
+    for (auto [index, value] : llvm::enumerate(saved)) {
       forwardResults.push_back(value);
-      forwardResultAttrs.push_back(nameDict(name));
+      forwardResultAttrs.push_back(savedDict(index));
     }
     forwardReturn->setOperands(forwardResults);
     forward.setFunctionType(
@@ -397,8 +404,8 @@ private:
 
     // @G_backward: saved tensors and cotangents in, gradients out.
     SmallVector<DictionaryAttr> argAttrs, resultAttrs;
-    for (StringRef name : savedNames)
-      argAttrs.push_back(nameDict(name));
+    for (unsigned index = 0; index < savedNames.size(); ++index)
+      argAttrs.push_back(savedDict(index));
     for (unsigned i = 0; i < numCotangents; ++i)
       argAttrs.push_back(nameDict(("d" + forward.getResultName(i)).str()));
     for (unsigned i = 0, e = forward.getNumArguments(); i < e; ++i) {
@@ -427,6 +434,8 @@ private:
   DenseMap<Value, Value> primals, gradients;
   SmallVector<Value> saved;
   SmallVector<std::string> savedNames;
+  /// The forward value each saved tensor holds (its `sluice.saved`).
+  SmallVector<std::string> savedSources;
   NameTable savedNameTable;
   DenseMap<Operation *, Softmax> softmaxes;
 };

@@ -75,7 +75,7 @@ LogicalResult ModuleEmitter::collect() {
     forwardFields.push_back(
         field(forward.getArgName(i), forward.getArgumentTypes()[i], false));
   for (unsigned i = 0; i < forward.getNumResults(); ++i)
-    if (!forward.getResultName(i).starts_with("saved."))
+    if (!forward.isSavedResult(i))
       forwardFields.push_back(
           field(forward.getResultName(i), forward.getResultTypes()[i], true));
   if (backward) {
@@ -84,7 +84,7 @@ LogicalResult ModuleEmitter::collect() {
       backwardFields.push_back(f);
     }
     for (unsigned i = 0; i < backward.getNumArguments(); ++i)
-      if (!backward.getArgName(i).starts_with("saved."))
+      if (!backward.isSavedArg(i))
         backwardFields.push_back(field(backward.getArgName(i),
                                        backward.getArgumentTypes()[i], false));
     for (unsigned i = 0; i < backward.getNumResults(); ++i)
@@ -462,7 +462,7 @@ LogicalResult ModuleEmitter::lowerPhase(GraphOp graph, bool isBackward) {
   for (unsigned i = 0; i < graph.getNumArguments(); ++i) {
     StringRef argName = graph.getArgName(i);
     Value arg = body.getArgument(i);
-    if (isBackward && argName.starts_with("saved.")) {
+    if (isBackward && graph.isSavedArg(i)) {
       // The forward's value of the same name: a forward argument or output
       // (read from the args) or an arena buffer kept since the forward.
       std::optional<unsigned> result;
@@ -500,7 +500,7 @@ LogicalResult ModuleEmitter::lowerPhase(GraphOp graph, bool isBackward) {
   ReturnOp ret = graph.getReturnOp();
   for (unsigned r = 0; r < graph.getNumResults(); ++r) {
     StringRef resultName = graph.getResultName(r);
-    if (resultName.starts_with("saved."))
+    if (graph.isSavedResult(r))
       continue;
     Value value = ret.getOperand(r);
     Value root = value;

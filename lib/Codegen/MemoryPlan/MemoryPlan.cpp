@@ -104,7 +104,7 @@ private:
   }
 
   /// Boundary arguments and boundary results are the caller's; a forward
-  /// result named `saved.<x>` that its backward graph reads is not a boundary
+  /// result marked `sluice.saved` that its backward graph reads is not a boundary
   /// result but a saved tensor, unless its value is the caller's anyway.
   void findCallerMemory() {
     SmallVector<std::pair<Value, BlockArgument>> savedPairs;
@@ -114,7 +114,7 @@ private:
       llvm::StringMap<BlockArgument> savedArgs;
       if (backward)
         for (unsigned i = 0, e = backward.getNumArguments(); i < e; ++i)
-          if (backward.getArgName(i).starts_with("saved."))
+          if (backward.isSavedArg(i))
             savedArgs[backward.getArgName(i)] = backward.getArgument(i);
       ReturnOp ret = graph.getReturnOp();
       for (unsigned i = 0, e = ret.getNumOperands(); i < e; ++i) {
