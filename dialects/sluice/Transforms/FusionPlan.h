@@ -1,0 +1,80 @@
+//===- FusionPlan.h - the fusion planner and kernel outlining ---*- C++ -*-===//
+//
+// --sluice-fuse in two steps: the planner (FusionPlanner.cpp) chooses the
+// kernels of one graph -- the byte accounting of a candidate kernel,
+// legality, the greedy merge search, single-op moves and the placement of
+// random masks -- and returns them as a FusionPlan; the outlining rewrite
+// (KernelOutlining.cpp) replaces each planned group by one sluice.kernel.
+// Internal to dialects/sluice/Transforms.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SLUICE_DIALECT_TRANSFORMS_FUSIONPLAN_H
+#define SLUICE_DIALECT_TRANSFORMS_FUSIONPLAN_H
+
+#include "dialects/sluice/SluiceOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace mlir::sluice::fusion {
+
+/// The pass options, as the planner reads them.
+struct FuseOptions {
+  bool enable = true;
+  bool foldEpilogues = true;
+  unsigned maxOps = 0;
+  int64_t maxResident = 8192;
+  MaskPolicy maskPolicy = MaskPolicy::Auto;
+};
+
+/// A set of dimension names with their sizes.
+using DimSet = std::map<std::string, int64_t>;
+
+/// One candidate kernel: a set of ops of the graph body.
+struct Group {
+  /// Member op indices, ascending (program order).
+  SmallVector<unsigned> members;
+  bool alive = true;
+  /// Holds a contraction: runs as a library call.
+  bool library = false;
+  /// The contraction's epilogue so far (library groups).
+  std::optional<Epilogue> epilogue;
+  /// The value the next epilogue stage applies to (library groups).
+  Value tail;
+  /// The iteration space (fused groups): D and the reduced dims R.
+  DimSet dims, reduced;
+};
+
+/// The kernels of one graph, as the planner chose them.
+struct FusionPlan {
+  /// The computing ops of the body (no renames, no terminator), in order;
+  /// groups name their members by index into it.
+  SmallVector<Operation *> ops;
+  /// The candidate groups; only live, non-empty ones become kernels.
+  SmallVector<Group> groups;
+  /// The live groups in the order their kernels are emitted (a topological
+  /// order of their dataflow; ties by first member).
+  SmallVector<unsigned> order;
+  /// The random masks (op indices) each group regenerates in place.
+  DenseMap<unsigned, SmallVector<unsigned>> regenerated;
+  /// Groups whose random-mask outputs are stored bit-packed.
+  SmallVector<int64_t> packedGroups;
+};
+
+/// Plans the kernels of `graph` (decomposed, without kernels). Fails with an
+/// error at the graph only on an internal inconsistency.
+FailureOr<FusionPlan> planFusion(GraphOp graph, const FuseOptions &options);
+
+/// Replaces every planned group of `graph` by one sluice.kernel named
+/// k0, k1, ... in `plan.order`; renames move along to stay after their
+/// sources, and the original ops are erased.
+LogicalResult outlineKernels(GraphOp graph, const FusionPlan &plan);
+
+} // namespace mlir::sluice::fusion
+
+#endif // SLUICE_DIALECT_TRANSFORMS_FUSIONPLAN_H

@@ -1,0 +1,182 @@
+//===- KernelOutlining.cpp - planned groups as sluice.kernel ops ----------===//
+//
+// The rewriting half of --sluice-fuse: each group of a FusionPlan becomes one
+// sluice.kernel holding clones of its members (and of the masks it
+// regenerates), emitted at the end of the body in the plan's order; renames
+// follow as soon as their source exists; then the original ops are erased.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FusionPlan.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using namespace mlir::sluice;
+using namespace mlir::sluice::fusion;
+
+namespace {
+/// The name of `op` in a kernel's `members` list.
+std::string reportName(Operation *op) {
+  if (auto name =
+          op->getAttrOfType<StringAttr>(SluiceDialect::getOpNameAttrName()))
+    return name.getValue().str();
+  std::string mnemonic = op->getName().stripDialect().str();
+  if (auto origin =
+          op->getAttrOfType<StringAttr>(SluiceDialect::getOriginAttrName()))
+    return origin.getValue().str() + "." + mnemonic;
+  return mnemonic;
+}
+
+/// Clones the renames of the original body into the new program as soon as
+/// their source has a value there.
+class RenameMover {
+public:
+  RenameMover(Block &body, OpBuilder &builder, IRMapping &outside)
+      : builder(builder), outside(outside) {
+    for (Operation &op : body.without_terminator())
+      if (auto rename = llvm::dyn_cast<RenameOp>(op))
+        renames.push_back(rename);
+  }
+
+  void emitReady() {
+    bool progress = true;
+    while (progress) {
+      progress = false;
+      for (RenameOp rename : renames) {
+        if (emitted.contains(rename) || !outside.contains(rename.getInput()))
+          continue;
+        Operation *clone = builder.clone(*rename, outside);
+        outside.map(rename.getResult(), clone->getResult(0));
+        emitted.insert(rename);
+        progress = true;
+      }
+    }
+  }
+
+  bool allEmitted() const { return emitted.size() == renames.size(); }
+
+private:
+  OpBuilder &builder;
+  IRMapping &outside;
+  SmallVector<RenameOp> renames;
+  llvm::DenseSet<Operation *> emitted;
+};
+
+/// Builds the kernel of group `g` before the builder's insertion point,
+/// reading its inputs through `outside` and mapping its outputs there.
+LogicalResult outlineGroup(GraphOp graph, const FusionPlan &plan, unsigned g,
+                           unsigned kernelNumber, OpBuilder &builder,
+                           IRMapping &outside) {
+  MLIRContext *context = graph.getContext();
+  const Group &group = plan.groups[g];
+  SmallVector<Operation *> members;
+  for (unsigned index : plan.regenerated.lookup(g))
+    members.push_back(plan.ops[index]);
+  for (unsigned index : group.members)
+    members.push_back(plan.ops[index]);
+  llvm::SmallDenseSet<Operation *, 16> inside(members.begin(), members.end());
+  // Inputs: values read from outside (each once); outputs: values used
+  // outside or returned.
+  llvm::SetVector<Value> inputs;
+  for (Operation *op : members)
+    for (Value operand : op->getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      if (!producer || !inside.contains(producer))
+        inputs.insert(operand);
+    }
+  SmallVector<Value> outputs;
+  for (Operation *op : members)
+    for (Value result : op->getResults())
+      if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+            return !inside.contains(user);
+          }))
+        outputs.push_back(result);
+
+  SmallVector<Value> kernelInputs;
+  for (Value input : inputs) {
+    Value mapped = outside.lookupOrNull(input);
+    if (!mapped)
+      return graph.emitOpError()
+             << "--sluice-fuse: a kernel input is not available (a bug in "
+                "the pass)";
+    kernelInputs.push_back(mapped);
+  }
+  auto kernel = KernelOp::create(builder, graph.getLoc(),
+                                 ValueRange(outputs).getTypes(), kernelInputs);
+  Block *kernelBody = new Block();
+  kernel.getBody().push_back(kernelBody);
+  IRMapping inner;
+  for (Value input : inputs)
+    inner.map(input, kernelBody->addArgument(input.getType(), input.getLoc()));
+  OpBuilder bodyBuilder = OpBuilder::atBlockEnd(kernelBody);
+  SmallVector<Attribute> memberNames;
+  for (Operation *op : members) {
+    bodyBuilder.clone(*op, inner);
+    memberNames.push_back(StringAttr::get(context, reportName(op)));
+  }
+  SmallVector<Value> yielded;
+  for (Value output : outputs)
+    yielded.push_back(inner.lookup(output));
+  KernelYieldOp::create(bodyBuilder, graph.getLoc(), yielded);
+
+  kernel.setKind(group.library ? KernelKind::gemm : KernelKind::fused);
+  kernel.setMembersAttr(ArrayAttr::get(context, memberNames));
+  if (group.library && group.epilogue)
+    kernel.setEpilogue(*group.epilogue);
+  if (llvm::is_contained(plan.packedGroups, static_cast<int64_t>(g))) {
+    SmallVector<int64_t> packed;
+    for (auto [index, output] : llvm::enumerate(outputs))
+      if (llvm::isa_and_nonnull<RandomMaskOp>(output.getDefiningOp()))
+        packed.push_back(index);
+    kernel.setPacked(packed);
+  }
+  kernel->setAttr(SluiceDialect::getOpNameAttrName(),
+                  StringAttr::get(context, "k" + Twine(kernelNumber)));
+  for (auto [output, result] : llvm::zip(outputs, kernel.getResults()))
+    outside.map(output, result);
+  return success();
+}
+} // namespace
+
+LogicalResult mlir::sluice::fusion::outlineKernels(GraphOp graph,
+                                                   const FusionPlan &plan) {
+  Block &body = graph.getBody().front();
+  // Emit the kernels at the end of the body, then erase the originals.
+  SmallVector<Operation *> original;
+  for (Operation &op : body.without_terminator())
+    original.push_back(&op);
+  Operation *terminator = body.getTerminator();
+  OpBuilder builder(terminator);
+  IRMapping outside; // original value -> value in the new program
+  for (BlockArgument arg : body.getArguments())
+    outside.map(arg, arg);
+  RenameMover renames(body, builder, outside);
+  renames.emitReady();
+  unsigned kernelNumber = 0;
+  for (unsigned g : plan.order) {
+    if (failed(outlineGroup(graph, plan, g, kernelNumber++, builder, outside)))
+      return failure();
+    renames.emitReady();
+  }
+
+  // Point the terminator at the new values and drop the old program.
+  for (OpOperand &operand : terminator->getOpOperands()) {
+    Value mapped = outside.lookupOrNull(operand.get());
+    if (!mapped)
+      return graph.emitOpError()
+             << "--sluice-fuse: a result is not available (a bug in the pass)";
+    operand.set(mapped);
+  }
+  if (!renames.allEmitted())
+    return graph.emitOpError()
+           << "--sluice-fuse: a rename's source is not available (a bug in "
+              "the pass)";
+  for (Operation *op : llvm::reverse(original)) {
+    op->dropAllUses();
+    op->erase();
+  }
+  return success();
+}
