@@ -234,11 +234,14 @@ Decomposition RopeOp::decompose(OpBuilder &builder, FloatType computeType) {
               arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
           return arith::UIToFPOp::create(b, loc, computeType, integer);
         };
-        Value exponent = arith::MulFOp::create(
-            b, loc, toFloat(args[4]),
-            buildConstant(b, loc, computeType, -logTheta / freqCount));
-        Value angle = arith::MulFOp::create(
-            b, loc, toFloat(args[3]), math::ExpOp::create(b, loc, exponent));
+        // One statement per created op: the order of a call's arguments is
+        // unspecified, and gcc and clang would emit the body differently.
+        Value freqIndex = toFloat(args[4]);
+        Value scale = buildConstant(b, loc, computeType, -logTheta / freqCount);
+        Value exponent = arith::MulFOp::create(b, loc, freqIndex, scale);
+        Value position = toFloat(args[3]);
+        Value frequency = math::ExpOp::create(b, loc, exponent);
+        Value angle = arith::MulFOp::create(b, loc, position, frequency);
         Value cos = math::CosOp::create(b, loc, angle);
         Value sin = math::SinOp::create(b, loc, angle);
         Value negSin = arith::NegFOp::create(b, loc, sin);

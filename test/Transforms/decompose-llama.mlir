@@ -59,10 +59,10 @@ sluice.graph @swiglu(%a: !sluice.tensor<[j=4, u=8], f32> {sluice.name = "a"},
 // CHECK: %[[V:.*]] = rename %q : !sluice.tensor<[j=4, h=2, r=2, f=3], bf16> -> !sluice.tensor<[j=4, h=2, "r'"=2, f=3], bf16>
 // CHECK: %[[T:.*]] = map(%[[V]]) {index_dims = ["r", "r'", "j", "f"]} : (!sluice.tensor<[j=4, h=2, "r'"=2, f=3], bf16>) -> !sluice.tensor<[j=4, h=2, "r'"=2, r=2, f=3], f32> {
 // CHECK-NEXT: ^bb0(%[[X:.*]]: f32, %[[R:.*]]: index, %[[RP:.*]]: index, %[[J:.*]]: index, %[[F:.*]]: index):
-// CHECK: %[[C:.*]] = arith.constant -4.37412{{[0-9]*}} : f32
 // CHECK: arith.index_cast %[[F]] : index to i64
-// CHECK: %[[FREQ:.*]] = math.exp
+// CHECK: %[[C:.*]] = arith.constant -4.37412{{[0-9]*}} : f32
 // CHECK: arith.index_cast %[[J]] : index to i64
+// CHECK: %[[FREQ:.*]] = math.exp
 // CHECK: %[[ANGLE:.*]] = arith.mulf %{{.*}}, %[[FREQ]] : f32
 // CHECK-NEXT: %[[COS:.*]] = math.cos %[[ANGLE]] : f32
 // CHECK-NEXT: %[[SIN:.*]] = math.sin %[[ANGLE]] : f32
