@@ -1,0 +1,124 @@
+//===- sluice_stream.h - the problem of a streaming attention kernel -*- C++ -*-===//
+//
+// Plain structs shared by the portable C++ (sluice_stream_cpu.h) and CUDA
+// (sluice_stream_cuda.cuh) streaming kernels: the kernels the fusion pass's
+// streaming rule makes of a contraction -> softmax -> contraction chain
+// (docs/Fusion.md), FlashAttention-style. The emitted code fills one
+// `sluice_stream_problem` plus one `sluice_stream_operand` per tensor and
+// calls the kernel of its target. Per slice (one point of the batch dims):
+//
+//   S[i, j]  = scale * sum_c Q[i, c] * K[j, c]      i < m, j < n, c < d
+//   masked   = causal && j > i    (sluice.causal_mask: key > query -> -inf)
+//   LSE[i]   = log sum_j exp(S[i, j])   (natural log of the scaled, masked
+//              scores; +inf for a row with every score masked or n == 0)
+//   P[i, j]  = exp(S[i, j] - LSE[i])                (softmax over j)
+//   Pd[i, j] = P[i, j] * keep(i, j) / (1 - p)       (dropout when p > 0)
+//   O[i, x]  = sum_j Pd[i, j] * V[j, x]             x < e
+//
+// and the backward (FlashAttention-2) takes dO and gives dQ, dK, dV. A row
+// with every score masked has O = 0 and LSE = +inf, so its P is 0 in the
+// backward (no NaN).
+//
+// keep(i, j) is Philox.h's per-element dropout draw at counter
+//   counter_offset(batch point) + i * counter_row + j * counter_col
+// with every counter stride given by the caller (today the row-major index
+// over the score tensor's dims sorted by name, as the interpreter draws; the
+// kernels never assume an order).
+//
+// Strides are in elements and non-negative (a transposed or interleaved
+// layout is just other strides). Only <stdint.h> and Philox.h.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SLUICE_STREAM_H
+#define SLUICE_STREAM_H
+
+#include "Philox.h" // the dropout draw; SLUICE_HD
+#include <stdint.h>
+
+/// At most this many batch dims (b, h, ...) index the independent slices.
+#define SLUICE_STREAM_MAX_BATCH 4
+
+/// One tensor of the problem: its base pointer and element strides.
+struct sluice_stream_operand {
+  /// Base pointer (const for the inputs; the kernels cast).
+  void *data;
+  /// Stride of each batch dim, in the order of sluice_stream_problem::batch.
+  int64_t batch_stride[SLUICE_STREAM_MAX_BATCH];
+  /// Stride of the row dim: i for Q, O, dO, dQ, LSE; j for K, V, dK, dV.
+  int64_t row_stride;
+  /// Stride of the column dim: c for Q, K, dQ, dK; x for V, O, dO, dV.
+  /// Unused for LSE.
+  int64_t col_stride;
+};
+
+/// Sizes, scale, mask and dropout of one streaming attention.
+struct sluice_stream_problem {
+  /// Number of batch dims (0..SLUICE_STREAM_MAX_BATCH) and their sizes.
+  int batch_rank;
+  int64_t batch[SLUICE_STREAM_MAX_BATCH];
+  /// Query rows, key rows, QK^T's contracted extent, V's columns.
+  int64_t m, n, d, e;
+  /// Multiplies Q K^T before the mask and the softmax.
+  float scale;
+  /// Non-zero: scores with j > i are masked.
+  int causal;
+  /// Dropout of the softmax output: off when dropout_p == 0.
+  double dropout_p;
+  uint64_t seed, stream;
+  /// Counter strides of the dropout draw (see the file comment).
+  int64_t counter_batch[SLUICE_STREAM_MAX_BATCH];
+  int64_t counter_row, counter_col;
+};
+
+/// Forward: reads q, k, v; writes o and lse (float, or double when the
+/// elements are double).
+struct sluice_stream_fwd_args {
+  struct sluice_stream_problem p;
+  struct sluice_stream_operand q, k, v, o, lse;
+};
+
+/// Backward: reads q, k, v, o, d_o, lse (the forward's); writes dq, dk, dv.
+struct sluice_stream_bwd_args {
+  struct sluice_stream_problem p;
+  struct sluice_stream_operand q, k, v, o, d_o, lse, dq, dk, dv;
+};
+
+/// Number of slices (the product of the batch sizes; 1 without batch dims).
+static inline SLUICE_HD int64_t
+sluice_stream_slices(const struct sluice_stream_problem &p) {
+  int64_t slices = 1;
+  for (int b = 0; b < p.batch_rank; ++b)
+    slices *= p.batch[b];
+  return slices;
+}
+
+/// The offset of `slice` (row-major over the batch dims, the last fastest)
+/// given one stride per batch dim.
+static inline SLUICE_HD int64_t
+sluice_stream_batch_offset(const struct sluice_stream_problem &p,
+                           const int64_t *strides, int64_t slice) {
+  int64_t offset = 0;
+  for (int b = p.batch_rank - 1; b >= 0; --b) {
+    offset += (slice % p.batch[b]) * strides[b];
+    slice /= p.batch[b];
+  }
+  return offset;
+}
+
+/// The element offset of `slice` in operand `x`.
+static inline SLUICE_HD int64_t
+sluice_stream_slice_offset(const struct sluice_stream_problem &p,
+                           const struct sluice_stream_operand &x,
+                           int64_t slice) {
+  return sluice_stream_batch_offset(p, x.batch_stride, slice);
+}
+
+/// The dropout counter of element (0, 0) of `slice`.
+static inline SLUICE_HD int64_t
+sluice_stream_counter_offset(const struct sluice_stream_problem &p,
+                             int64_t slice) {
+  return sluice_stream_batch_offset(p, p.counter_batch, slice);
+}
+
+#endif // SLUICE_STREAM_H
