@@ -107,8 +107,8 @@ static OwningOpRef<ModuleOp> loadGraphFile(MLIRContext &context,
   return parseSourceFile<ModuleOp>(sourceMgr, &context);
 }
 
-LogicalResult mlir::sluice::checkGraphText(MLIRContext &context,
-                                           StringRef text, StringRef path) {
+LogicalResult mlir::sluice::checkGraphText(MLIRContext &context, StringRef text,
+                                           StringRef path) {
   StringRef start = text.ltrim();
   if (start.starts_with("{") && !start.starts_with("{-#")) {
     emitError(UnknownLoc::get(&context))
@@ -127,9 +127,8 @@ LogicalResult mlir::sluice::checkGraphText(MLIRContext &context,
   return success();
 }
 
-LogicalResult mlir::sluice::preScanInput(StringRef path) {
-  if (path == "-")
-    return success();
+FailureOr<std::unique_ptr<llvm::MemoryBuffer>>
+mlir::sluice::readToolInput(StringRef path) {
   MLIRContext context(MLIRContext::Threading::DISABLED);
   ScopedDiagnosticHandler handler(&context, [](Diagnostic &diag) {
     llvm::errs() << "sluice-opt: ";
@@ -140,12 +139,16 @@ LogicalResult mlir::sluice::preScanInput(StringRef path) {
     return success();
   });
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> file =
-      readBoundedFile(path, kMaxGraphFileBytes, "a .mlir graph");
+      path == "-" ? readBoundedStdin(kMaxGraphFileBytes, "a .mlir graph")
+                  : readBoundedFile(path, kMaxGraphFileBytes, "a .mlir graph");
   if (!file) {
     emitError(UnknownLoc::get(&context)) << llvm::toString(file.takeError());
     return failure();
   }
-  return checkGraphText(context, (*file)->getBuffer(), path);
+  if (failed(checkGraphText(context, (*file)->getBuffer(),
+                            (*file)->getBufferIdentifier())))
+    return failure();
+  return std::move(*file);
 }
 
 /// A module is a training module when its spec said so and autodiff has not

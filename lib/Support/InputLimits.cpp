@@ -84,6 +84,29 @@ mlir::sluice::readBoundedFile(StringRef path, uint64_t limit, StringRef what) {
   return std::move(*buffer);
 }
 
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+mlir::sluice::readBoundedStdin(uint64_t limit, StringRef what) {
+  constexpr StringRef name = "<stdin>";
+  llvm::SmallVector<char, 0> text;
+  char chunk[1 << 16];
+  while (true) {
+    llvm::Expected<size_t> read = fs::readNativeFile(
+        fs::getStdinHandle(), llvm::MutableArrayRef<char>(chunk));
+    if (!read)
+      return inputError(name, "cannot read standard input: " +
+                                  llvm::toString(read.takeError()));
+    if (*read == 0)
+      break;
+    text.append(chunk, chunk + *read);
+    if (text.size() > limit)
+      return inputError(name, "standard input has more than " +
+                                  formatBytes(limit) + "; " + what +
+                                  " may have at most " + formatBytes(limit));
+  }
+  return llvm::MemoryBuffer::getMemBufferCopy(
+      StringRef(text.data(), text.size()), name);
+}
+
 std::optional<size_t> mlir::sluice::findExcessiveNesting(StringRef text,
                                                          unsigned limit,
                                                          bool lineComments) {
@@ -112,8 +135,8 @@ std::optional<size_t> mlir::sluice::findExcessiveNesting(StringRef text,
   return std::nullopt;
 }
 
-std::pair<unsigned, unsigned>
-mlir::sluice::getLineAndColumn(StringRef text, size_t offset) {
+std::pair<unsigned, unsigned> mlir::sluice::getLineAndColumn(StringRef text,
+                                                             size_t offset) {
   offset = std::min(offset, text.size());
   StringRef before = text.take_front(offset);
   unsigned line = 1 + before.count('\n');

@@ -2,8 +2,10 @@
 //
 // mlir-opt for the sluice dialect: registers only what sluice uses (no
 // register-everything headers), the sluice passes, and the sluicec pipeline.
-// A file input is pre-scanned as sluicec's are (mlir::sluice::checkGraphText:
-// bounded nesting) before MlirOptMain parses it; stdin ("-") is not.
+// --help lists mlir-opt's options and the passes; libLLVM's internal options
+// are behind --help-hidden. The input (a file or stdin) is read once,
+// bounded and pre-scanned as sluicec's are (mlir::sluice::readToolInput:
+// size limit, nesting depth) before MlirOptMain parses it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,29 +14,61 @@
 #include "sluice/Codegen/Emit.h"
 #include "sluice/Codegen/Schedule.h"
 #include "sluice/Pipeline/Pipeline.h"
+#include "sluice/Support/CommandLine.h"
 #include "sluice/Target/Translate.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+
+/// What MlirOptMain(argc, argv, input, output, registry) does, with the
+/// input read by readToolInput instead of unbounded and unchecked.
+static LogicalResult runOptMain(int argc, char **argv, StringRef inputFilename,
+                                StringRef outputFilename,
+                                DialectRegistry &registry) {
+  MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+  // These two read no input.
+  if (config.shouldShowDialects() || config.shouldListPasses())
+    return MlirOptMain(argc, argv, inputFilename, outputFilename, registry);
+  FailureOr<std::unique_ptr<llvm::MemoryBuffer>> input =
+      sluice::readToolInput(inputFilename);
+  if (failed(input))
+    return failure();
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputFilename, &error);
+  if (!output) {
+    llvm::errs() << "sluice-opt: error: " << error << "\n";
+    return failure();
+  }
+  if (failed(MlirOptMain(output->os(), std::move(*input), registry, config)))
+    return failure();
+  output->keep();
+  return success();
+}
 
 int main(int argc, char **argv) {
-  mlir::DialectRegistry registry;
-  registry.insert<mlir::sluice::SluiceDialect, mlir::sluice::exec::ExecDialect,
-                  mlir::arith::ArithDialect, mlir::math::MathDialect>();
-  mlir::sluice::registerSluicePasses();
-  mlir::sluice::registerSluicePipelines();
-  mlir::sluice::registerSchedulePass();
-  mlir::sluice::registerEmitPasses();
-  mlir::sluice::target::registerTargetPasses();
-  mlir::registerCanonicalizerPass();
-  mlir::registerCSEPass();
-  auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
+  // Every option registered before this point is libLLVM's or libMLIR's
+  // own; mlir-opt's options and the passes are registered below.
+  sluice::hideUnrelatedOptions({});
+  DialectRegistry registry;
+  registry.insert<sluice::SluiceDialect, sluice::exec::ExecDialect,
+                  arith::ArithDialect, math::MathDialect>();
+  sluice::registerSluicePasses();
+  sluice::registerSluicePipelines();
+  sluice::registerSchedulePass();
+  sluice::registerEmitPasses();
+  sluice::target::registerTargetPasses();
+  registerCanonicalizerPass();
+  registerCSEPass();
+  auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "Sluice optimizer driver\n", registry);
-  if (mlir::failed(mlir::sluice::preScanInput(inputFilename)))
-    return EXIT_FAILURE;
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
+  return asMainReturnCode(
+      runOptMain(argc, argv, inputFilename, outputFilename, registry));
 }

@@ -38,41 +38,49 @@ llvm::cl::SubCommand mlir::sluice::runSubCommand(
     "run", "Run a layer on .npy inputs with the reference interpreter or "
            "the compiled CPU module");
 
+/// The options of `sluicec run`, listed together by its --help.
+static cl::OptionCategory runCategory("sluicec run options");
+
 static cl::opt<std::string> runInput(cl::Positional, cl::Required,
                                      cl::desc("<spec.json | graph.mlir>"),
-                                     cl::sub(runSubCommand));
+                                     cl::sub(runSubCommand),
+                                     cl::cat(runCategory));
 static cl::opt<std::string>
     inputsDir("inputs", cl::Required,
               cl::desc("Directory holding <name>.npy for every input"),
-              cl::value_desc("dir"), cl::sub(runSubCommand));
+              cl::value_desc("dir"), cl::sub(runSubCommand),
+              cl::cat(runCategory));
 static cl::opt<std::string>
     outputsDir("outputs", cl::Required,
                cl::desc("Directory to write <name>.npy outputs into"),
-               cl::value_desc("dir"), cl::sub(runSubCommand));
+               cl::value_desc("dir"), cl::sub(runSubCommand),
+               cl::cat(runCategory));
 static cl::opt<std::string>
     backend("backend",
             cl::desc("Execution backend: reference (the interpreter) or cpu "
                      "(the emitted C++ module)"),
-            cl::init("reference"), cl::sub(runSubCommand));
+            cl::init("reference"), cl::sub(runSubCommand),
+            cl::cat(runCategory));
 static cl::opt<std::string>
     modulePath("module",
                cl::desc("With --backend cpu: a lib<name>_cpu.so written by "
                         "`sluicec --compile` for this layer (default: "
                         "compile one into a temporary directory)"),
-               cl::value_desc("path"), cl::sub(runSubCommand));
+               cl::value_desc("path"), cl::sub(runSubCommand),
+               cl::cat(runCategory));
 static cl::opt<uint64_t> seed("seed", cl::desc("Dropout RNG seed"), cl::init(0),
-                              cl::sub(runSubCommand));
+                              cl::sub(runSubCommand), cl::cat(runCategory));
 static cl::opt<std::string>
     precision("precision",
               cl::desc("Interpreter precision: f64 (all double) or f32 "
                        "(float compute, tensors rounded to their dtype)"),
-              cl::init("f32"), cl::sub(runSubCommand));
+              cl::init("f32"), cl::sub(runSubCommand), cl::cat(runCategory));
 
 static cl::opt<bool>
     strict("strict",
            cl::desc("Treat NaN or infinite input values as an error (by "
                     "default they give a warning)"),
-           cl::sub(runSubCommand));
+           cl::sub(runSubCommand), cl::cat(runCategory));
 
 static llvm::LogicalResult fail(const llvm::Twine &message) {
   llvm::errs() << "sluicec run: error: " << message << "\n";

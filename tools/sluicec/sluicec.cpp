@@ -21,6 +21,7 @@
 #include "sluice/Pipeline/Pictures.h"
 #include "sluice/Pipeline/Pipeline.h"
 #include "sluice/Report/Report.h"
+#include "sluice/Support/CommandLine.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -34,12 +35,19 @@ using namespace mlir;
 using namespace mlir::sluice;
 namespace cl = llvm::cl;
 
+/// sluicec's own options: --help shows these and LLVM's generic ones
+/// (--help, --version); libLLVM's internal options are listed by
+/// --help-hidden only (hideUnrelatedOptions in main).
+static cl::OptionCategory sluicecCategory("sluicec options");
+
 static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
                                       cl::desc("<spec.json | graph.mlir>"),
-                                      cl::sub(cl::SubCommand::getTopLevel()));
+                                      cl::sub(cl::SubCommand::getTopLevel()),
+                                      cl::cat(sluicecCategory));
 static cl::opt<std::string> outputDir("o", cl::desc("Output directory"),
                                       cl::value_desc("dir"), cl::init("out"),
-                                      cl::sub(cl::SubCommand::getTopLevel()));
+                                      cl::sub(cl::SubCommand::getTopLevel()),
+                                      cl::cat(sluicecCategory));
 enum class EmitAction { Report, InputIR, IR, Cuda, Cpp };
 static cl::opt<EmitAction> emitAction(
     "emit", cl::desc("What to produce"), cl::init(EmitAction::Report),
@@ -58,34 +66,39 @@ static cl::opt<EmitAction> emitAction(
                clEnumValN(EmitAction::Cpp, "cpp",
                           "print the emitted portable C++ source to stdout; "
                           "write nothing")),
-    cl::sub(cl::SubCommand::getTopLevel()));
+    cl::sub(cl::SubCommand::getTopLevel()), cl::cat(sluicecCategory));
 static cl::opt<bool>
     compileModules("compile",
                    cl::desc("Also emit the CUDA and CPU modules into the "
                             "output directory and compile them into "
                             "lib<name>.so (nvcc) and lib<name>_cpu.so (host "
                             "C++ compiler)"),
-                   cl::sub(cl::SubCommand::getTopLevel()));
+                   cl::sub(cl::SubCommand::getTopLevel()),
+                   cl::cat(sluicecCategory));
 static cl::opt<bool> noCuda("no-cuda",
                             cl::desc("With --compile: skip the CUDA module"),
-                            cl::sub(cl::SubCommand::getTopLevel()));
+                            cl::sub(cl::SubCommand::getTopLevel()),
+                            cl::cat(sluicecCategory));
 static cl::opt<bool> noCpu("no-cpu",
                            cl::desc("With --compile: skip the CPU module"),
-                           cl::sub(cl::SubCommand::getTopLevel()));
+                           cl::sub(cl::SubCommand::getTopLevel()),
+                           cl::cat(sluicecCategory));
 static cl::opt<std::string>
     cudaArch("cuda-arch",
              cl::desc("With --compile: the CUDA architecture to compile for "
                       "(default: the spec's \"target\", else sm_80)"),
-             cl::value_desc("sm_XX"), cl::sub(cl::SubCommand::getTopLevel()));
+             cl::value_desc("sm_XX"), cl::sub(cl::SubCommand::getTopLevel()),
+             cl::cat(sluicecCategory));
 enum class Switch { Off, On };
 static cl::opt<Switch> fuseSwitch(
-    "fuse", cl::desc("Fuse primitives into kernels that move fewer bytes "
-                     "(off: one kernel per primitive, as a framework runs "
-                     "them)"),
+    "fuse",
+    cl::desc("Fuse primitives into kernels that move fewer bytes "
+             "(off: one kernel per primitive, as a framework runs "
+             "them)"),
     cl::init(Switch::On),
     cl::values(clEnumValN(Switch::On, "on", "fuse (default)"),
                clEnumValN(Switch::Off, "off", "one kernel per primitive")),
-    cl::sub(cl::SubCommand::getTopLevel()));
+    cl::sub(cl::SubCommand::getTopLevel()), cl::cat(sluicecCategory));
 static cl::opt<Switch> foldEpiloguesSwitch(
     "fold-epilogues",
     cl::desc("Fold bias, activation and bias-gradient epilogues into "
@@ -93,7 +106,7 @@ static cl::opt<Switch> foldEpiloguesSwitch(
     cl::init(Switch::On),
     cl::values(clEnumValN(Switch::On, "on", "fold (default)"),
                clEnumValN(Switch::Off, "off", "keep them in fused kernels")),
-    cl::sub(cl::SubCommand::getTopLevel()));
+    cl::sub(cl::SubCommand::getTopLevel()), cl::cat(sluicecCategory));
 static cl::opt<MaskPolicy> maskPolicy(
     "mask-policy", cl::desc("Dropout masks"), cl::init(MaskPolicy::Auto),
     cl::values(clEnumValN(MaskPolicy::Auto, "auto",
@@ -104,27 +117,30 @@ static cl::opt<MaskPolicy> maskPolicy(
                           "element-sized"),
                clEnumValN(MaskPolicy::Bitpack, "bitpack",
                           "always store bit-packed")),
-    cl::sub(cl::SubCommand::getTopLevel()));
+    cl::sub(cl::SubCommand::getTopLevel()), cl::cat(sluicecCategory));
 static cl::opt<std::string> targetOption(
     "target",
     cl::desc("The GPU the cost model predicts for: a built-in target (v100, "
              "a100, h100, h200) or a target .json file (default: from the "
              "spec's \"target\": sm_80 -> a100, sm_90 -> h100; "
              "docs/Targets.md)"),
-    cl::value_desc("name|file"), cl::sub(cl::SubCommand::getTopLevel()));
+    cl::value_desc("name|file"), cl::sub(cl::SubCommand::getTopLevel()),
+    cl::cat(sluicecCategory));
 static cl::opt<bool>
     drawGraph("graph",
               cl::desc("Also write graph.dot, graph.svg (the kernel graph, "
                        "Graphviz dot) and roofline.svg into the output "
                        "directory; report.md links them"),
-              cl::sub(cl::SubCommand::getTopLevel()));
+              cl::sub(cl::SubCommand::getTopLevel()), cl::cat(sluicecCategory));
 static cl::opt<std::string> profilePath(
     "profile",
     cl::desc("A measured profile database (JSON) whose kernel times override "
              "the cost model's (docs/Layout.md)"),
-    cl::value_desc("file"), cl::sub(cl::SubCommand::getTopLevel()));
+    cl::value_desc("file"), cl::sub(cl::SubCommand::getTopLevel()),
+    cl::cat(sluicecCategory));
 static cl::opt<bool> quiet("quiet", cl::desc("Do not print the summary table"),
-                           cl::sub(cl::SubCommand::getTopLevel()));
+                           cl::sub(cl::SubCommand::getTopLevel()),
+                           cl::cat(sluicecCategory));
 
 /// Prints diagnostics as "file:line:col: error: message" (or
 /// "sluicec: error: message" when there is no file position).
@@ -245,8 +261,8 @@ static LogicalResult compileToDirectory() {
       llvm::Expected<ProfileDatabase> loaded =
           loadProfileDatabase(profilePath, (*target)->name);
       if (!loaded) {
-        llvm::errs() << "sluicec: error: "
-                     << llvm::toString(loaded.takeError()) << "\n";
+        llvm::errs() << "sluicec: error: " << llvm::toString(loaded.takeError())
+                     << "\n";
         return failure();
       }
       profile = std::move(*loaded);
@@ -283,8 +299,8 @@ static LogicalResult compileToDirectory() {
     llvm::Expected<std::vector<OutputFile>> pictures = renderPictures(
         *compilation->module, compilation->counts, pictureOptions);
     if (!pictures) {
-      llvm::errs() << "sluicec: error: "
-                   << llvm::toString(pictures.takeError()) << "\n";
+      llvm::errs() << "sluicec: error: " << llvm::toString(pictures.takeError())
+                   << "\n";
       return failure();
     }
     for (OutputFile &file : *pictures)
@@ -325,6 +341,7 @@ static LogicalResult compileToDirectory() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  hideUnrelatedOptions({&sluicecCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
       "sluicec: compile a transformer layer spec (or a sluice graph) and "

@@ -17,7 +17,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/MemoryBuffer.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -68,29 +70,17 @@ struct Compilation {
 LogicalResult checkGraphText(MLIRContext &context, llvm::StringRef text,
                              llvm::StringRef path);
 
-/// checkGraphText for a tool's input file before MlirOptMain reads it:
-/// prints "sluice-opt: error: ..." and fails if the file is not a regular
-/// file of at most kMaxGraphFileBytes or fails checkGraphText. "-" (stdin)
-/// passes unchecked.
-LogicalResult preScanInput(llvm::StringRef path);
+/// A tool's .mlir input, read once for MlirOptMain: the file `path` (a
+/// regular file of at most kMaxGraphFileBytes) or, for "-", standard input
+/// (read up to the same limit), that passes checkGraphText. Errors are
+/// printed as "sluice-opt: error: ..." (with the position of a too deep
+/// bracket).
+FailureOr<std::unique_ptr<llvm::MemoryBuffer>>
+readToolInput(llvm::StringRef path);
 
 /// Loads `inputPath` (a .json layer spec or a .mlir graph) and verifies it,
 /// without running any pass; `counts` stays empty. Errors as for compile().
 FailureOr<Compilation> load(MLIRContext &context, llvm::StringRef inputPath);
-
-/// Refuses .mlir text before the MLIR parser sees it: text that starts like
-/// a JSON spec (the extension chose the parser), or (), [] and {} nested
-/// deeper than kMaxMlirNesting (the parser recurses per level and would
-/// overflow the stack). Errors go to `context`'s diagnostic handler, with
-/// the position of the offending bracket in `path`.
-LogicalResult checkGraphText(MLIRContext &context, llvm::StringRef text,
-                             llvm::StringRef path);
-
-/// checkGraphText for a tool's input file before MlirOptMain reads it:
-/// prints "sluice-opt: error: ..." and fails if the file is not a regular
-/// file of at most kMaxGraphFileBytes or fails checkGraphText. "-" (stdin)
-/// passes unchecked.
-LogicalResult preScanInput(llvm::StringRef path);
 
 /// Loads `inputPath` (a .json layer spec or a .mlir graph), verifies it, runs
 /// the pipeline and counts the result. A training spec (or a module marked

@@ -45,6 +45,13 @@ constexpr unsigned kMaxMlirNesting = 512;
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readBoundedFile(llvm::StringRef path, uint64_t limit, llvm::StringRef what);
 
+/// Reads standard input up to its end if that is at most `limit` bytes; it
+/// stops reading one byte past the limit, so `cat /dev/zero | tool` ends.
+/// The buffer is named "<stdin>" (as MLIR's own reader names it) and is
+/// NUL-terminated; the error names "<stdin>", `what` and the limit.
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readBoundedStdin(uint64_t limit, llvm::StringRef what);
+
 /// Checks that `path` names a regular file (or nothing, then the caller's
 /// open reports it); the error says which kind of file it is instead.
 llvm::Error checkRegularFile(llvm::StringRef path);
@@ -53,8 +60,8 @@ llvm::Error checkRegularFile(llvm::StringRef path);
 /// `limit`, counting ( [ { outside "..." strings (with \ escapes) and,
 /// when `lineComments`, outside // comments; nullopt if none does. Linear
 /// time, constant memory.
-std::optional<size_t> findExcessiveNesting(llvm::StringRef text,
-                                           unsigned limit, bool lineComments);
+std::optional<size_t> findExcessiveNesting(llvm::StringRef text, unsigned limit,
+                                           bool lineComments);
 
 /// The 1-based line and column of the byte at `offset` in `text`.
 std::pair<unsigned, unsigned> getLineAndColumn(llvm::StringRef text,
