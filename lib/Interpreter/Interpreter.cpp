@@ -10,6 +10,7 @@
 #include "sluice/Interpreter/Interpreter.h"
 
 #include "ScalarBody.h"
+#include "dialects/sluice/DropoutOrder.h"
 #include "dialects/sluice/SluiceDecompositions.h"
 #include "sluice/Interpreter/FloatRounding.h"
 #include "sluice/Runtime/Philox.h"
@@ -92,8 +93,8 @@ void forEachPoint(const Space &space,
   }
 }
 
-/// `names`, sorted: the order that makes reductions and RNG indices
-/// independent of layouts.
+/// `names`, sorted: the order that makes reductions independent of
+/// layouts.
 SmallVector<StringRef> sorted(SmallVector<StringRef> names) {
   llvm::sort(names);
   return names;
@@ -272,24 +273,22 @@ llvm::Error Executor::execute(ReduceOp op) {
   return llvm::Error::success();
 }
 
-/// Element e (row-major over the names sorted) is Philox-drawn with the
-/// op's stream: 1 if kept, 0 if dropped.
+/// Element e (in the dropout element order of dialects/sluice/DropoutOrder.h)
+/// is Philox-drawn with the op's stream: 1 if kept, 0 if dropped.
 void Executor::execute(RandomMaskOp op) {
   NamedTensorType type = op.getResult().getType();
-  SmallVector<StringRef> names;
-  for (StringAttr name : type.getDimNames())
-    names.push_back(name.getValue());
   Space canonical;
-  for (StringRef name : sorted(names))
+  for (StringRef name : dropoutElementOrder(type))
     canonical.add(name, type.getDimSize(name));
   SmallVector<int64_t> strides = stridesOver(type, canonical);
-  double probability = op.getProbability().convertToDouble();
+  uint32_t threshold =
+      sluice_dropout_threshold(op.getProbability().convertToDouble());
   uint64_t stream = static_cast<uint64_t>(op.getStream());
   Buffer result = allocate(type);
   uint64_t element = 0;
   forEachPoint(canonical, [&](ArrayRef<int64_t> point) {
     result.data[offsetOf(strides, point)] =
-        sluice_dropout_keep(seed, stream, element++, probability) ? 1.0 : 0.0;
+        sluice_dropout_keep(seed, stream, element++, threshold) ? 1.0 : 0.0;
   });
   store(op.getResult(), std::move(result));
 }

@@ -27,8 +27,13 @@
 // CUDA-NEXT: sluice_store(&out1[i_b * 3LL + i_j], v4);
 // CUDA-LABEL: sluice_kernel_1_softmax(
 // CUDA: sluice_block_reduce<true, 32>(acc_v0, nullptr);
-// The mask element index is row-major over the dims sorted by name (h, j, k).
-// CUDA: sluice_dropout_keep(seed, 5ULL, (uint64_t)(i_h * 108LL + i_j * 36LL + (i_k + v)), 0x1p-2) ? 1.0f : 0.0f;
+// The mask element index is row-major over the dims sorted by name with the
+// innermost (k) last: (h, j, k). k is the vector dim, so one Philox call
+// draws four elements; the keep test is against the integer threshold
+// ceil(0.25 * 2^32).
+// CUDA: uint32_t [[BITS:bits_v[0-9]+]][1];
+// CUDA: [[BITS]][w] = sluice_dropout_keep4(seed, 5ULL, ((uint64_t)(i_h * 108LL + i_j * 36LL + i_k) >> 2) + w, 0x40000000u);
+// CUDA: const float v{{[0-9]+}} = ([[BITS]][v >> 2] >> (v & 3)) & 1u ? 1.0f : 0.0f;
 // CUDA-LABEL: sluice_kernel_2_transpose(
 // CUDA: for (int64_t g = (int64_t)blockIdx.x * 256 + threadIdx.x; g < 240LL; g += (int64_t)gridDim.x * 256)
 // The bias-gradient result of d_w1 runs as a generated reduction over (b, j).

@@ -53,17 +53,60 @@ TEST(Philox, KnownAnswerVectors) {
   }
 }
 
-TEST(Philox, DropoutDrawIsTheFirstWordOfTheDefinedCounter) {
-  uint64_t seed = 0x0123456789abcdefull, stream = 7, element = 0x500000003ull;
+// Known answers of the draw, from the independent numpy implementation of
+// test/EndToEnd/Inputs/reference_layer.py (dropout_words): elements 0..7 of
+// stream 7 under seed 0x0123456789abcdef are the four words of counters 0
+// and 1.
+TEST(Philox, DropoutDrawKnownAnswers) {
+  const uint64_t seed = 0x0123456789abcdefull, stream = 7;
+  const uint32_t expected[8] = {0x34b23a77, 0x8ec43d26, 0xfdbf9305,
+                                0xa6c02cf2, 0xf9a36445, 0x1ee17293,
+                                0x3ec6e16d, 0xc5949040};
+  for (uint64_t e = 0; e < 8; ++e)
+    EXPECT_EQ(sluice_dropout_word(seed, stream, e), expected[e]) << e;
+}
+
+TEST(Philox, DropoutDrawIsWordEMod4OfCounterEDiv4) {
+  uint64_t seed = 0x0123456789abcdefull, stream = 7;
+  // Block 0x500000003: counter {3, 5, 7, 0} under key {0x89abcdef,
+  // 0x01234567}.
   sluice_philox4x32 counter = {{3, 5, 7, 0}};
   sluice_philox4x32 out = sluice_philox4x32_10(counter, 0x89abcdef, 0x01234567);
-  double uniform = out.v[0] / 4294967296.0;
-  EXPECT_EQ(sluice_dropout_uniform(seed, stream, element), uniform);
-  EXPECT_TRUE(sluice_dropout_keep(seed, stream, element, uniform));
-  EXPECT_FALSE(
-      sluice_dropout_keep(seed, stream, element, std::nextafter(uniform, 2.0)));
-  EXPECT_TRUE(sluice_dropout_keep(seed, stream, element, 0.0));
-  EXPECT_FALSE(sluice_dropout_keep(seed, stream, element, 1.0));
+  EXPECT_EQ(out.v[1], 0x9372d3c2u); // numpy's answer
+  uint32_t threshold = 0x80000000u;
+  uint32_t bits = sluice_dropout_keep4(seed, stream, 0x500000003ull, threshold);
+  for (uint32_t w = 0; w < 4; ++w) {
+    uint64_t element = 0x500000003ull * 4 + w;
+    EXPECT_EQ(sluice_dropout_word(seed, stream, element), out.v[w]);
+    bool keep = out.v[w] >= threshold;
+    EXPECT_EQ(sluice_dropout_keep(seed, stream, element, threshold), keep);
+    EXPECT_EQ((bits >> w) & 1u, keep ? 1u : 0u);
+    // The threshold is inclusive; one above it drops the element.
+    EXPECT_TRUE(sluice_dropout_keep(seed, stream, element, out.v[w]));
+    EXPECT_FALSE(sluice_dropout_keep(seed, stream, element, out.v[w] + 1));
+    EXPECT_TRUE(sluice_dropout_keep(seed, stream, element, 0.0));
+  }
+  EXPECT_EQ(bits >> 4, 0u);
+}
+
+TEST(Philox, DropoutThresholdIsCeilOfPTimes2To32) {
+  EXPECT_EQ(sluice_dropout_threshold(0.0), 0u);
+  EXPECT_EQ(sluice_dropout_threshold(-0.0), 0u);
+  EXPECT_EQ(sluice_dropout_threshold(0.1), 429496730u); // 429496729.6
+  EXPECT_EQ(sluice_dropout_threshold(0.25), 0x40000000u);
+  EXPECT_EQ(sluice_dropout_threshold(0.3), 1288490189u);
+  EXPECT_EQ(sluice_dropout_threshold(0.5), 0x80000000u);
+  EXPECT_EQ(sluice_dropout_threshold(std::ldexp(1.0, -40)), 1u);
+  EXPECT_EQ(sluice_dropout_threshold(std::ldexp(1.0, -32)), 1u);
+  EXPECT_EQ(sluice_dropout_threshold(1.0 - std::ldexp(1.0, -32)),
+            0xffffffffu);
+  // Above 1 - 2^-32 the threshold saturates (only the word 2^32 - 1 keeps).
+  EXPECT_EQ(sluice_dropout_threshold(1.0 - std::ldexp(1.0, -40)),
+            0xffffffffu);
+  // The keep test with a probability is the test with its threshold.
+  for (uint64_t e = 0; e < 64; ++e)
+    EXPECT_EQ(sluice_dropout_keep(5, 9, e, 0.3),
+              sluice_dropout_keep(5, 9, e, 1288490189u));
 }
 
 //===----------------------------------------------------------------------===//
@@ -374,19 +417,48 @@ TEST_F(Interpreter, RandomMaskIsDefinedByNamesAndStream) {
   ASSERT_EQ(r.size(), 4u);
   EXPECT_EQ(r[0].data, r[1].data);
   EXPECT_NE(r[0].data, r[3].data);
+  uint32_t half = sluice_dropout_threshold(0.5);
   for (int64_t a = 0; a < 4; ++a)
     for (int64_t b = 0; b < 3; ++b) {
-      // Element index with the names sorted: a, then b.
-      double expected = sluice_dropout_keep(99, 3, a * 3 + b, 0.5) ? 1 : 0;
+      // The element index: the names sorted, the innermost moved last. In
+      // [b, a] that is (b, a); in [a, b], (a, b).
+      double expected = sluice_dropout_keep(99, 3, b * 4 + a, half) ? 1 : 0;
       EXPECT_EQ(at(r[0], {{"a", a}, {"b", b}}), expected);
-      EXPECT_EQ(at(r[2], {{"a", a}, {"b", b}}), expected);
+      EXPECT_EQ(at(r[2], {{"a", a}, {"b", b}}),
+                sluice_dropout_keep(99, 3, a * 3 + b, half) ? 1 : 0);
       EXPECT_EQ(at(r[3], {{"a", a}, {"b", b}}),
-                sluice_dropout_keep(99, 4, a * 3 + b, 0.5) ? 1 : 0);
+                sluice_dropout_keep(99, 4, b * 4 + a, half) ? 1 : 0);
     }
   // Another seed, another mask.
   std::vector<Buffer> other = run(graph, {}, Precision::F64, /*seed=*/100);
   ASSERT_EQ(other.size(), 4u);
   EXPECT_NE(other[0].data, r[0].data);
+}
+
+TEST_F(Interpreter, RandomMaskDependsOnlyOnTheInnermostDimOfTheLayout) {
+  GraphOp graph = parse(R"mlir(
+    sluice.graph @g() -> (!sluice.tensor<[c=2, b=3, a=4], f32> {sluice.name = "m0"},
+                          !sluice.tensor<[b=3, c=2, a=4], f32> {sluice.name = "m1"}) {
+      %m0 = sluice.random_mask {probability = 0.5 : f64, stream = 3 : i64} : !sluice.tensor<[c=2, b=3, a=4], f32>
+      %m1 = sluice.random_mask {probability = 0.5 : f64, stream = 3 : i64} : !sluice.tensor<[b=3, c=2, a=4], f32>
+      sluice.return %m0, %m1 : !sluice.tensor<[c=2, b=3, a=4], f32>, !sluice.tensor<[b=3, c=2, a=4], f32>
+    })mlir");
+  ASSERT_TRUE(graph);
+  std::vector<Buffer> r = run(graph, {}, Precision::F64, /*seed=*/11);
+  ASSERT_EQ(r.size(), 2u);
+  int kept = 0;
+  for (int64_t a = 0; a < 4; ++a)
+    for (int64_t b = 0; b < 3; ++b)
+      for (int64_t c = 0; c < 2; ++c) {
+        // (b, c) sorted, then the innermost a.
+        double expected =
+            sluice_dropout_keep(11, 3, (b * 2 + c) * 4 + a, 0.5) ? 1 : 0;
+        kept += expected != 0;
+        EXPECT_EQ(at(r[0], {{"a", a}, {"b", b}, {"c", c}}), expected);
+        EXPECT_EQ(at(r[1], {{"a", a}, {"b", b}, {"c", c}}), expected);
+      }
+  EXPECT_GT(kept, 0);
+  EXPECT_LT(kept, 24);
 }
 
 TEST_F(Interpreter, RandomMaskKeepsAboutOneMinusP) {
@@ -557,8 +629,8 @@ TEST_F(Interpreter, Dropout) {
   int dropped = 0;
   for (int64_t j = 0; j < 8; ++j)
     for (int64_t i = 0; i < 16; ++i) {
-      // Names sorted: i, then j.
-      bool keep = sluice_dropout_keep(7, 5, i * 8 + j, 0.25);
+      // The innermost dim (i) last: j, then i.
+      bool keep = sluice_dropout_keep(7, 5, j * 16 + i, 0.25);
       dropped += !keep;
       EXPECT_EQ(r[1].data[j * 16 + i], keep ? 1.0 : 0.0);
       EXPECT_DOUBLE_EQ(r[0].data[j * 16 + i],

@@ -9,13 +9,26 @@
 // ten rounds, multipliers 0xD2511F53 / 0xCD9E8D57, Weyl key increments
 // 0x9E3779B9 / 0xBB67AE85.
 //
-// The dropout draw for element `e` of a mask with stream `s`, run seed `S`:
-//   key     = { S & 0xffffffff, S >> 32 }
-//   counter = { e & 0xffffffff, e >> 32, s & 0xffffffff, 0 }
-//   u       = philox4x32_10(counter, key)[0] * 2^-32   (exact, in double)
-//   keep    = u >= probability
-// `e` is the element's row-major index with the dimensions ordered by name;
-// only the low 32 bits of the stream are used.
+// The dropout draw. One Philox call serves four consecutive elements: for
+// element `e` of a mask with stream `s`, run seed `S`,
+//   key       = { S & 0xffffffff, S >> 32 }
+//   block     = e >> 2                    (the counter, 64 bits)
+//   counter   = { block & 0xffffffff, block >> 32, s & 0xffffffff, 0 }
+//   word      = philox4x32_10(counter, key)[e & 3]
+//   keep      = word >= threshold
+//   threshold = min(ceil(probability * 2^32), 2^32 - 1)   (an integer)
+// so for every probability p <= 1 - 2^-32 an element is kept exactly when
+// word * 2^-32 >= p, with probability 1 - threshold * 2^-32 (= 1 - p when p
+// is a multiple of 2^-32); above that (p < 1 is verified) an element is kept
+// when its word is 2^32 - 1. `threshold` is computed once per mask (on the
+// host: emitted code carries it as a literal), never per element, and the
+// test is one unsigned compare: no floating point in the draw.
+// `e` is the element's index in the canonical element order of the mask's
+// type: row-major over its dims sorted by name, except that the innermost
+// dim of its layout comes last (dialects/sluice/DropoutOrder.h, the one
+// definition the interpreter and the emitters use), so four consecutive
+// elements in memory share one Philox call when that dim's size is a
+// multiple of 4. Only the low 32 bits of the stream are used.
 //
 // Only <stdint.h>: no other dependency, so emitted code (host C++ or CUDA)
 // can include it.
@@ -68,28 +81,73 @@ sluice_philox4x32_10(struct sluice_philox4x32 ctr, uint32_t key0,
   return ctr;
 }
 
-/// The dropout uniform in [0, 1) for `element` of `stream` under `seed`:
-/// the first output word times 2^-32, exact in double.
-static inline SLUICE_HD double sluice_dropout_uniform(uint64_t seed,
-                                                      uint64_t stream,
-                                                      uint64_t element) {
-  struct sluice_philox4x32 ctr;
-  ctr.v[0] = (uint32_t)element;
-  ctr.v[1] = (uint32_t)(element >> 32);
-  ctr.v[2] = (uint32_t)stream;
-  ctr.v[3] = 0;
-  struct sluice_philox4x32 out =
-      sluice_philox4x32_10(ctr, (uint32_t)seed, (uint32_t)(seed >> 32));
-  return (double)out.v[0] * (1.0 / 4294967296.0);
+/// The integer keep threshold of drop probability `probability` (in
+/// [0, 1)): min(ceil(probability * 2^32), 2^32 - 1); 0 for p <= 0 or NaN.
+/// probability * 2^32 is exact in double.
+static inline SLUICE_HD uint32_t sluice_dropout_threshold(double probability) {
+  double scaled = probability * 4294967296.0;
+  if (!(scaled > 0.0))
+    return 0u;
+  if (scaled >= 4294967295.0)
+    return 0xffffffffu;
+  uint32_t floor = (uint32_t)scaled;
+  return (double)floor < scaled ? floor + 1u : floor;
 }
 
-/// True if dropout keeps `element` of `stream` under `seed`: the uniform is
-/// at least `probability` (the drop probability).
+/// The Philox output block of counter `block` of `stream` under `seed`:
+/// the words of elements 4 * block .. 4 * block + 3.
+static inline SLUICE_HD struct sluice_philox4x32
+sluice_dropout_block(uint64_t seed, uint64_t stream, uint64_t block) {
+  struct sluice_philox4x32 ctr;
+  ctr.v[0] = (uint32_t)block;
+  ctr.v[1] = (uint32_t)(block >> 32);
+  ctr.v[2] = (uint32_t)stream;
+  ctr.v[3] = 0;
+  return sluice_philox4x32_10(ctr, (uint32_t)seed, (uint32_t)(seed >> 32));
+}
+
+/// The 32-bit draw of `element`: word element % 4 of block element / 4
+/// (selected without indexing, so the block stays in registers on a GPU).
+static inline SLUICE_HD uint32_t sluice_dropout_word(uint64_t seed,
+                                                     uint64_t stream,
+                                                     uint64_t element) {
+  struct sluice_philox4x32 out = sluice_dropout_block(seed, stream, element >> 2);
+  uint32_t low = (element & 1u) ? out.v[1] : out.v[0];
+  uint32_t high = (element & 1u) ? out.v[3] : out.v[2];
+  return (element & 2u) ? high : low;
+}
+
+/// The per-element entry point: true if dropout keeps `element` of
+/// `stream` under `seed`, for the threshold of sluice_dropout_threshold.
+static inline SLUICE_HD bool sluice_dropout_keep(uint64_t seed,
+                                                 uint64_t stream,
+                                                 uint64_t element,
+                                                 uint32_t threshold) {
+  return sluice_dropout_word(seed, stream, element) >= threshold;
+}
+
+/// The same draw from the drop probability (the threshold is computed
+/// here; with a literal probability compilers fold it). Kept for callers
+/// that hold a probability; emitted code passes the threshold.
 static inline SLUICE_HD bool sluice_dropout_keep(uint64_t seed,
                                                  uint64_t stream,
                                                  uint64_t element,
                                                  double probability) {
-  return sluice_dropout_uniform(seed, stream, element) >= probability;
+  return sluice_dropout_keep(seed, stream, element,
+                             sluice_dropout_threshold(probability));
+}
+
+/// The 4-wide entry point: the keep bits of elements 4 * block + w, w = 0..3,
+/// as bit w of the result (one Philox call).
+static inline SLUICE_HD uint32_t sluice_dropout_keep4(uint64_t seed,
+                                                      uint64_t stream,
+                                                      uint64_t block,
+                                                      uint32_t threshold) {
+  struct sluice_philox4x32 out = sluice_dropout_block(seed, stream, block);
+  return (uint32_t)(out.v[0] >= threshold) |
+         (uint32_t)(out.v[1] >= threshold) << 1 |
+         (uint32_t)(out.v[2] >= threshold) << 2 |
+         (uint32_t)(out.v[3] >= threshold) << 3;
 }
 
 #endif // SLUICE_RUNTIME_PHILOX_H

@@ -22,6 +22,9 @@
 
 #include "EmitInternal.h"
 
+#include "dialects/sluice/DropoutOrder.h"
+#include "sluice/Runtime/Philox.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
@@ -121,8 +124,18 @@ private:
   }
   /// The element offset of the point in `type`'s layout.
   std::string offsetIn(NamedTensorType type, bool inVectorLoop) const;
-  /// The row-major index over `type`'s dims sorted by name (Philox).
+  /// The dropout element index of the point in `type`
+  /// (dialects/sluice/DropoutOrder.h).
   std::string canonicalIndex(NamedTensorType type, bool inVectorLoop) const;
+  /// True if `mask` is drawn four elements per Philox call in a vector
+  /// group: its innermost dim is the vector dim, and both the vector width
+  /// and that dim's size divide by 4 (so a group starts a Philox block).
+  bool drawsFourWide(RandomMaskOp mask) const;
+  /// Before a vector group's loop: the keep bits of the stage's four-wide
+  /// masks, one sluice_dropout_keep4 per four elements.
+  void emitFourWideDraws(unsigned stage, StringRef indent);
+  /// The mask's integer keep threshold as a C literal (Philox.h).
+  static std::string threshold(RandomMaskOp mask);
   /// Statements computing `op` (not a reduce) into its value's variable.
   LogicalResult emitOp(Operation *op, bool inVectorLoop, StringRef indent);
   /// The f32 expression of `value` where it is used.
@@ -194,20 +207,48 @@ std::string CoreEmitter::offsetIn(NamedTensorType type,
 
 std::string CoreEmitter::canonicalIndex(NamedTensorType type,
                                         bool inVectorLoop) const {
-  SmallVector<std::pair<StringRef, int64_t>> dims;
-  for (auto [name, size] : llvm::zip(type.getDimNames(), type.getSizes()))
-    dims.emplace_back(name.getValue(), size);
-  llvm::sort(dims);
   std::string expr;
-  int64_t stride = 1;
-  for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
-    std::string term = indexOf(dims[i].first, inVectorLoop);
+  for (auto [name, stride] :
+       llvm::zip(type.getDimNames(), dropoutElementStrides(type))) {
+    std::string term = indexOf(name.getValue(), inVectorLoop);
     if (stride != 1)
       term += " * " + std::to_string(stride) + "LL";
-    expr = expr.empty() ? term : term + " + " + expr;
-    stride *= dims[i].second;
+    expr = expr.empty() ? term : expr + " + " + term;
   }
   return "(uint64_t)(" + (expr.empty() ? std::string("0") : expr) + ")";
+}
+
+bool CoreEmitter::drawsFourWide(RandomMaskOp mask) const {
+  NamedTensorType type = mask.getResult().getType();
+  return s.vectorWidth % 4 == 0 && type.getRank() > 0 &&
+         !s.innerDims.empty() &&
+         type.getDimNames().back().getValue() == s.innerDims.back() &&
+         type.getSizes().back() % 4 == 0;
+}
+
+void CoreEmitter::emitFourWideDraws(unsigned stage, StringRef indent) {
+  for (Operation *op : group.ops) {
+    auto mask = llvm::dyn_cast<RandomMaskOp>(op);
+    if (!mask || opStage.lookup(op) != stage ||
+        domainOf(op, s) != OpDomain::Full || !drawsFourWide(mask))
+      continue;
+    std::string bits = "bits_" + valueName(mask.getResult());
+    int64_t blocks = s.vectorWidth / 4;
+    os << indent << "uint32_t " << bits << "[" << blocks << "];\n";
+    os << indent << "for (int w = 0; w < " << blocks << "; ++w)\n"
+       << indent << "  " << bits << "[w] = sluice_dropout_keep4(seed, "
+       << mask.getStream() << "ULL, ("
+       << canonicalIndex(mask.getResult().getType(), false) << " >> 2) + w, "
+       << threshold(mask) << ");\n";
+  }
+}
+
+std::string CoreEmitter::threshold(RandomMaskOp mask) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "0x%08xu",
+                sluice_dropout_threshold(
+                    mask.getProbability().convertToDouble()));
+  return text;
 }
 
 std::string CoreEmitter::use(Value value, bool inVectorLoop) const {
@@ -266,13 +307,14 @@ LogicalResult CoreEmitter::emitOp(Operation *op, bool inVectorLoop,
     return success();
   }
   if (auto mask = llvm::dyn_cast<RandomMaskOp>(op)) {
-    char probability[64];
-    std::snprintf(probability, sizeof(probability), "%a",
-                  mask.getProbability().convertToDouble());
-    os << indent << "const float " << valueName(result)
-       << " = sluice_dropout_keep(seed, " << mask.getStream() << "ULL, "
-       << canonicalIndex(mask.getResult().getType(), inVectorLoop) << ", "
-       << probability << ") ? 1.0f : 0.0f;\n";
+    os << indent << "const float " << valueName(result) << " = ";
+    if (inVectorLoop && drawsFourWide(mask))
+      os << "(bits_" << valueName(result) << "[v >> 2] >> (v & 3)) & 1u";
+    else
+      os << "sluice_dropout_keep(seed, " << mask.getStream() << "ULL, "
+         << canonicalIndex(mask.getResult().getType(), inVectorLoop) << ", "
+         << threshold(mask) << ")";
+    os << " ? 1.0f : 0.0f;\n";
     return success();
   }
   // A relayout computes nothing: its users read its source.
@@ -323,6 +365,7 @@ LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
     if (contiguous(group.outputs[index], group.outputPacked[index]))
       os << indent << "float st" << index << "[" << width << "];\n";
 
+  emitFourWideDraws(stage, indent);
   if (isCuda())
     os << indent << "#pragma unroll\n";
   os << indent << "for (int v = 0; v < " << width << "; ++v) {\n";

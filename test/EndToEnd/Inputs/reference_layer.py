@@ -72,27 +72,37 @@ def check_philox():
                 [hex(w) for w in out], [hex(w) for w in expected]))
 
 
-def dropout_uniform(seed, stream, element):
-    """The dropout uniform in [0, 1) of each `element` (a uint64 array)."""
+def dropout_threshold(probability):
+    """The integer keep threshold of Philox.h: min(ceil(p * 2^32), 2^32 - 1)."""
+    return min(int(math.ceil(probability * 4294967296.0)), 0xFFFFFFFF)
+
+
+def dropout_words(seed, stream, element):
+    """The 32-bit draw of each `element` (a uint64 array): word element % 4
+    of the Philox block of counter element / 4."""
     element = np.asarray(element, dtype=np.uint64)
-    out = philox4x32_10((element & _LO, element >> _32,
-                         np.full_like(element, stream & 0xFFFFFFFF),
-                         np.zeros_like(element)),
+    block = element >> np.uint64(2)
+    out = philox4x32_10((block & _LO, block >> _32,
+                         np.full_like(block, stream & 0xFFFFFFFF),
+                         np.zeros_like(block)),
                         (seed & 0xFFFFFFFF, seed >> 32))
-    return out[0].astype(np.float64) * (1.0 / 4294967296.0)
+    word = (element & np.uint64(3)).astype(np.int64)
+    return np.choose(word, out)
 
 
 def dropout_mask(seed, stream, probability, names, shape):
     """The 0/1 keep-mask of a tensor whose axes are the named dimensions
-    `names` (in the array's axis order) with sizes `shape`. The element
-    index is the row-major index with the dimensions sorted by name."""
-    order = sorted(range(len(names)), key=lambda a: names[a])
+    `names` (in the array's axis order, the layout: the last is innermost)
+    with sizes `shape`. The element index is row-major over the dimensions
+    sorted by name, the innermost one moved last (DropoutOrder.h)."""
+    last = len(names) - 1
+    order = sorted(range(last), key=lambda a: names[a]) + [last]
     sorted_shape = [shape[a] for a in order]
     index = np.arange(int(np.prod(shape)), dtype=np.uint64)
     index = index.reshape(sorted_shape)
     # Axis a of the array is axis order.index(a) of the sorted index.
     index = np.transpose(index, [order.index(a) for a in range(len(names))])
-    keep = dropout_uniform(seed, stream, index) >= probability
+    keep = dropout_words(seed, stream, index) >= dropout_threshold(probability)
     return keep.astype(np.float64)
 
 
