@@ -52,6 +52,50 @@ def Sluice_EpilogueAttr : EnumAttr<Sluice_Dialect, Sluice_Epilogue, "epilogue"> 
   let assemblyFormat = "$value";
 }
 
+def Sluice_OriginKind : I32EnumAttr<"OriginKind",
+    "what a primitive stands for: the composite (or primitive) op it was decomposed from or whose gradient it computes, or a role given by a pass", [
+    // Composites (their mnemonics).
+    I32EnumAttrCase<"bias_add", 0>,
+    I32EnumAttrCase<"residual_add", 1>,
+    I32EnumAttrCase<"softmax", 2>,
+    I32EnumAttrCase<"layernorm", 3>,
+    I32EnumAttrCase<"rmsnorm", 4>,
+    I32EnumAttrCase<"relu", 5>,
+    I32EnumAttrCase<"gelu", 6>,
+    I32EnumAttrCase<"gelu_tanh", 7>,
+    I32EnumAttrCase<"silu", 8>,
+    I32EnumAttrCase<"swiglu", 9>,
+    I32EnumAttrCase<"rope", 10>,
+    I32EnumAttrCase<"dropout", 11>,
+    I32EnumAttrCase<"causal_mask", 12>,
+    // Primitives written directly (autodiff tags their gradients).
+    I32EnumAttrCase<"contract", 13>,
+    I32EnumAttrCase<"map", 14>,
+    I32EnumAttrCase<"reduce", 15>,
+    I32EnumAttrCase<"random_mask", 16>,
+    I32EnumAttrCase<"relayout", 17>,
+    I32EnumAttrCase<"rename", 18>,
+    // Roles given by passes: a gradient sum and a zero gradient (autodiff),
+    // a relayout inserted for code generation (legalize-contractions).
+    I32EnumAttrCase<"grad_acc", 19>,
+    I32EnumAttrCase<"zero", 20>,
+    I32EnumAttrCase<"layout", 21>]> {
+  let cppNamespace = "::mlir::sluice";
+  let genSpecializedAttr = 0;
+}
+def Sluice_OriginKindAttr : EnumAttr<Sluice_Dialect, Sluice_OriginKind, "origin_kind"> {
+  let assemblyFormat = "$value";
+  let description = [{
+    The discardable `sluice.origin_kind` attribute of a primitive, e.g.
+    `sluice.origin_kind = #sluice<origin_kind softmax>`: the mnemonic of the
+    composite it was decomposed from (or of the forward op whose gradient it
+    computes), `grad_acc`/`zero` for gradient sums and zero gradients, or
+    `layout` for relayouts inserted for code generation. Fusion (GEMM
+    epilogues), the baseline accounting and autodiff (softmax recomputation)
+    read it; the dialect verifier rejects any other attribute under this name.
+  }];
+}
+
 // Pass options (typed: the option parser accepts exactly these spellings).
 
 def Sluice_ComputeType : I32EnumAttr<"ComputeType", "the float type map bodies compute in", [

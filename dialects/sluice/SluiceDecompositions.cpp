@@ -363,6 +363,11 @@ mlir::sluice::decomposeInPlace(RewriterBase &rewriter,
                                CompositeOpInterface composite,
                                FloatType computeType) {
   Operation *op = composite.getOperation();
+  // Every primitive remembers the composite it stands for.
+  std::optional<OriginKind> kind = getOriginKindOfOp(op);
+  if (!kind)
+    return op->emitOpError("has no origin kind (a composite's mnemonic must "
+                           "be a case of OriginKind in SluiceAttrs.td)");
   Operation *previous = op->getPrevNode();
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
@@ -374,16 +379,15 @@ mlir::sluice::decomposeInPlace(RewriterBase &rewriter,
   decomposed.results = std::move(*replacements);
   Block::iterator begin =
       previous ? std::next(previous->getIterator()) : op->getBlock()->begin();
-  // Every primitive remembers the composite it stands for.
-  MLIRContext *context = op->getContext();
   auto name = op->getAttrOfType<StringAttr>(SluiceDialect::getOpNameAttrName());
-  StringAttr kind = StringAttr::get(context, op->getName().stripDialect());
+  if (!name)
+    name = StringAttr::get(op->getContext(), op->getName().stripDialect());
   for (Operation &created : llvm::make_range(begin, op->getIterator())) {
     decomposed.ops.push_back(&created);
     if (!created.hasAttr(SluiceDialect::getOriginAttrName()))
-      created.setAttr(SluiceDialect::getOriginAttrName(), name ? name : kind);
-    if (!created.hasAttr(SluiceDialect::getOriginKindAttrName()))
-      created.setAttr(SluiceDialect::getOriginKindAttrName(), kind);
+      created.setAttr(SluiceDialect::getOriginAttrName(), name);
+    if (!getOriginKind(&created))
+      setOriginKind(&created, *kind);
   }
   rewriter.replaceOp(op, decomposed.results);
   return decomposed;

@@ -25,6 +25,7 @@ def Sluice_Dialect : Dialect {
   }];
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect"];
   let extraClassDeclaration = [{
@@ -53,8 +54,11 @@ def Sluice_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getSavedAttrName() {
       return ::llvm::StringLiteral("sluice.saved");
     }
-    /// The mnemonic of that composite ("dropout", "layernorm", ...), or
-    /// "layout" for relayouts inserted for code generation.
+    /// The op attribute saying what a primitive stands for, a typed
+    /// `#sluice<origin_kind ...>` (OriginKind): the mnemonic of its composite
+    /// (dropout, layernorm, ...), grad_acc / zero for gradient sums and zero
+    /// gradients, or layout for relayouts inserted for code generation.
+    /// Read and written through getOriginKind / setOriginKind.
     static constexpr ::llvm::StringLiteral getOriginKindAttrName() {
       return ::llvm::StringLiteral("sluice.origin_kind");
     }

@@ -141,7 +141,7 @@ def SluiceLegalizeContractions : Pass<"sluice-legalize-contractions", "::mlir::s
     computes the result as `[batch..., free..., free...]` followed by a
     relayout back to its type. Among the choices that map, it takes the one
     moving the fewest bytes. Inserted ops are named `<contract>.relayout_lhs`
-    (`_rhs`, `_result`) and have `sluice.origin_kind = "layout"`; an operand
+    (`_rhs`, `_result`) and have `sluice.origin_kind = #sluice<origin_kind layout>`; an operand
     relayout is reused by later contractions of the graph that need the same
     one. Contractions that already map, and contractions inside
     `sluice.kernel`s, are not touched. Rules in docs/Codegen.md.
@@ -155,9 +155,9 @@ def SluiceLegalizeContractions : Pass<"sluice-legalize-contractions", "::mlir::s
     ```
     After:
     ```mlir
-    %ql = sluice.relayout %q {sluice.name = "qk.relayout_lhs", sluice.origin_kind = "layout"}
+    %ql = sluice.relayout %q {sluice.name = "qk.relayout_lhs", sluice.origin_kind = #sluice<origin_kind layout>}
         : !sluice.tensor<[b=2, j=4, h=2, p=8], f32> -> !sluice.tensor<[b=2, h=2, j=4, p=8], f32>
-    %kl = sluice.relayout %k {sluice.name = "qk.relayout_rhs", sluice.origin_kind = "layout"}
+    %kl = sluice.relayout %k {sluice.name = "qk.relayout_rhs", sluice.origin_kind = #sluice<origin_kind layout>}
         : !sluice.tensor<[b=2, k=4, h=2, p=8], f32> -> !sluice.tensor<[b=2, h=2, k=4, p=8], f32>
     %s = sluice.contract %ql, %kl {sluice.name = "qk"}
         : (!sluice.tensor<[b=2, h=2, j=4, p=8], f32>,

@@ -36,8 +36,7 @@ StringRef stringAttr(Operation *op, StringRef name) {
 }
 
 bool isLayoutRelayout(Operation *op) {
-  return llvm::isa<RelayoutOp>(op) &&
-         stringAttr(op, SluiceDialect::getOriginKindAttrName()) == "layout";
+  return llvm::isa<RelayoutOp>(op) && hasOriginKind(op, OriginKind::layout);
 }
 
 /// One graph's primitives with kernels, views and code-generation relayouts
@@ -155,8 +154,7 @@ FailureOr<uint64_t> baselineBytes(GraphOp graph) {
   uint64_t total = 0;
   for (auto [index, entry] : llvm::enumerate(groups)) {
     SmallVector<Operation *> &members = entry.second;
-    StringRef kind =
-        stringAttr(members.front(), SluiceDialect::getOriginKindAttrName());
+    std::optional<OriginKind> kind = getOriginKind(members.front());
     llvm::SmallDenseSet<Operation *, 8> inside(members.begin(), members.end());
     uint64_t bytes = 0;
     bool ok = true;
@@ -184,11 +182,12 @@ FailureOr<uint64_t> baselineBytes(GraphOp graph) {
         }
         // A framework's dropout stores an element-sized mask in the forward
         // and reads it in the backward.
-        if (kind == "dropout" && llvm::isa<RandomMaskOp>(op))
+        if (kind == OriginKind::dropout && llvm::isa<RandomMaskOp>(op))
           ok &= addTo(bytes, bytesOf(result));
         // Its layernorm (RMSNorm) writes the mean and rstd (the rstd): the
         // statistics that the full-size ops of the norm read back.
-        if ((kind == "layernorm" || kind == "rmsnorm") && !backward &&
+        if ((kind == OriginKind::layernorm || kind == OriginKind::rmsnorm) &&
+            !backward &&
             llvm::isa<MapOp>(op)) {
           auto type = llvm::cast<NamedTensorType>(result.getType());
           bool readByFullOp = llvm::any_of(userOps.lookup(result), [&](Operation

@@ -7,19 +7,19 @@
 
 // CHECK-LABEL: sluice.graph @attn_forward(
 // CHECK-SAME:    -> ({{.*}} {sluice.name = "y"}, {{.*}} {sluice.name = "saved.sm", sluice.saved = "sm"})
-// CHECK:         %[[MAX:.*]] = reduce max %x over ["k"] {sluice.name = "sm.max", sluice.origin = "sm", sluice.origin_kind = "softmax"}
-// CHECK:         %[[EXP:.*]] = map(%x, %[[MAX]]) {sluice.name = "sm.map", sluice.origin = "sm", sluice.origin_kind = "softmax"}
-// CHECK:         %[[SUM:.*]] = reduce sum %[[EXP]] over ["k"] {sluice.name = "sm.sum", sluice.origin = "sm", sluice.origin_kind = "softmax"}
-// CHECK:         %[[Y:.*]] = map(%[[EXP]], %[[SUM]]) {sluice.name = "sm", sluice.origin = "sm", sluice.origin_kind = "softmax"}
+// CHECK:         %[[MAX:.*]] = reduce max %x over ["k"] {sluice.name = "sm.max", sluice.origin = "sm", sluice.origin_kind = #sluice<origin_kind softmax>}
+// CHECK:         %[[EXP:.*]] = map(%x, %[[MAX]]) {sluice.name = "sm.map", sluice.origin = "sm", sluice.origin_kind = #sluice<origin_kind softmax>}
+// CHECK:         %[[SUM:.*]] = reduce sum %[[EXP]] over ["k"] {sluice.name = "sm.sum", sluice.origin = "sm", sluice.origin_kind = #sluice<origin_kind softmax>}
+// CHECK:         %[[Y:.*]] = map(%[[EXP]], %[[SUM]]) {sluice.name = "sm", sluice.origin = "sm", sluice.origin_kind = #sluice<origin_kind softmax>}
 // CHECK:         return %[[Y]], %[[Y]] :
 
 // CHECK-LABEL: sluice.graph @attn_backward(
 // CHECK-SAME:    %[[SY:[^:]*]]: {{.*}} {sluice.name = "saved.sm", sluice.saved = "sm"}, %[[DY:[^:]*]]: {{.*}} {sluice.name = "dy"})
 // CHECK-SAME:    -> ({{.*}} {sluice.name = "d_x"})
-// CHECK:         %[[DOT:.*]] = map(%[[SY]], %[[DY]]) {sluice.name = "sm.grad_dot", sluice.origin = "sm", sluice.origin_kind = "softmax"}
+// CHECK:         %[[DOT:.*]] = map(%[[SY]], %[[DY]]) {sluice.name = "sm.grad_dot", sluice.origin = "sm", sluice.origin_kind = #sluice<origin_kind softmax>}
 // CHECK:           arith.mulf
-// CHECK:         %[[S:.*]] = reduce sum %[[DOT]] over ["k"] {sluice.name = "sm.grad_sum", sluice.origin = "sm", sluice.origin_kind = "softmax"} : {{.*}} -> !sluice.tensor<[j=4], f32>
-// CHECK:         %[[DX:.*]] = map(%[[SY]], %[[DY]], %[[S]]) {sluice.name = "sm.grad", sluice.origin = "sm", sluice.origin_kind = "softmax"}
+// CHECK:         %[[S:.*]] = reduce sum %[[DOT]] over ["k"] {sluice.name = "sm.grad_sum", sluice.origin = "sm", sluice.origin_kind = #sluice<origin_kind softmax>} : {{.*}} -> !sluice.tensor<[j=4], f32>
+// CHECK:         %[[DX:.*]] = map(%[[SY]], %[[DY]], %[[S]]) {sluice.name = "sm.grad", sluice.origin = "sm", sluice.origin_kind = #sluice<origin_kind softmax>}
 // CHECK:           arith.subf
 // CHECK:           arith.mulf
 // CHECK:         return %[[DX]] :

@@ -24,8 +24,8 @@ sluice.graph @projection(%x: !sluice.tensor<[b=2, j=4, i=8], f32> {sluice.name =
 // already maps. Attributes other than the operands are kept.
 // CHECK-LABEL: sluice.graph @scores
 // CHECK-SAME: (%[[Q:.*]]: !sluice.tensor<[b=2, j=4, h=2, p=8], f32> {sluice.name = "q"}, %[[K:.*]]: !sluice.tensor<[b=2, k=4, h=2, p=8], f32> {sluice.name = "k"})
-// CHECK-NEXT: %[[QL:.*]] = relayout %[[Q]] {sluice.name = "qk.relayout_lhs", sluice.origin_kind = "layout"} : !sluice.tensor<[b=2, j=4, h=2, p=8], f32> -> !sluice.tensor<[b=2, h=2, j=4, p=8], f32>
-// CHECK-NEXT: %[[KL:.*]] = relayout %[[K]] {sluice.name = "qk.relayout_rhs", sluice.origin_kind = "layout"} : !sluice.tensor<[b=2, k=4, h=2, p=8], f32> -> !sluice.tensor<[b=2, h=2, k=4, p=8], f32>
+// CHECK-NEXT: %[[QL:.*]] = relayout %[[Q]] {sluice.name = "qk.relayout_lhs", sluice.origin_kind = #sluice<origin_kind layout>} : !sluice.tensor<[b=2, j=4, h=2, p=8], f32> -> !sluice.tensor<[b=2, h=2, j=4, p=8], f32>
+// CHECK-NEXT: %[[KL:.*]] = relayout %[[K]] {sluice.name = "qk.relayout_rhs", sluice.origin_kind = #sluice<origin_kind layout>} : !sluice.tensor<[b=2, k=4, h=2, p=8], f32> -> !sluice.tensor<[b=2, h=2, k=4, p=8], f32>
 // CHECK-NEXT: %[[S:.*]] = contract %[[QL]], %[[KL]] {scale = 1.250000e-01 : f64, sluice.name = "qk"}
 // CHECK-SAME: : (!sluice.tensor<[b=2, h=2, j=4, p=8], f32>, !sluice.tensor<[b=2, h=2, k=4, p=8], f32>) -> !sluice.tensor<[b=2, h=2, j=4, k=4], f32>
 // CHECK-NEXT: return %[[S]]
@@ -44,10 +44,10 @@ sluice.graph @scores(%q: !sluice.tensor<[b=2, j=4, h=2, p=8], f32> {sluice.name 
 // original result type to every user.
 // CHECK-LABEL: sluice.graph @values
 // CHECK-SAME: (%[[A:.*]]: !sluice.tensor<[b=2, h=2, j=4, k=4], f32> {sluice.name = "a"}, %[[V:.*]]: !sluice.tensor<[b=2, k=4, h=2, p=8], f32> {sluice.name = "v"})
-// CHECK-NEXT: %[[VL:.*]] = relayout %[[V]] {sluice.name = "av.relayout_rhs", sluice.origin_kind = "layout"} : !sluice.tensor<[b=2, k=4, h=2, p=8], f32> -> !sluice.tensor<[b=2, h=2, k=4, p=8], f32>
+// CHECK-NEXT: %[[VL:.*]] = relayout %[[V]] {sluice.name = "av.relayout_rhs", sluice.origin_kind = #sluice<origin_kind layout>} : !sluice.tensor<[b=2, k=4, h=2, p=8], f32> -> !sluice.tensor<[b=2, h=2, k=4, p=8], f32>
 // CHECK-NEXT: %[[O:.*]] = contract %[[A]], %[[VL]] {sluice.name = "av"}
 // CHECK-SAME: : (!sluice.tensor<[b=2, h=2, j=4, k=4], f32>, !sluice.tensor<[b=2, h=2, k=4, p=8], f32>) -> !sluice.tensor<[b=2, h=2, j=4, p=8], f32>
-// CHECK-NEXT: %[[OL:.*]] = relayout %[[O]] {sluice.name = "av.relayout_result", sluice.origin_kind = "layout"} : !sluice.tensor<[b=2, h=2, j=4, p=8], f32> -> !sluice.tensor<[b=2, j=4, h=2, p=8], f32>
+// CHECK-NEXT: %[[OL:.*]] = relayout %[[O]] {sluice.name = "av.relayout_result", sluice.origin_kind = #sluice<origin_kind layout>} : !sluice.tensor<[b=2, h=2, j=4, p=8], f32> -> !sluice.tensor<[b=2, j=4, h=2, p=8], f32>
 // CHECK-NEXT: %[[R:.*]] = relu %[[OL]]
 // CHECK-NEXT: return %[[OL]], %[[R]]
 sluice.graph @values(%a: !sluice.tensor<[b=2, h=2, j=4, k=4], f32> {sluice.name = "a"},
@@ -66,7 +66,7 @@ sluice.graph @values(%a: !sluice.tensor<[b=2, h=2, j=4, k=4], f32> {sluice.name 
 // CHECK-SAME: (%[[L:.*]]: {{.*}}, %[[R:.*]]: {{.*}})
 // CHECK-NEXT: %[[C:.*]] = contract %[[L]], %[[R]] {sluice.name = "bmm"}
 // CHECK-SAME: -> !sluice.tensor<[b=3, j=4, k=5], f32>
-// CHECK-NEXT: %[[CL:.*]] = relayout %[[C]] {sluice.name = "bmm.relayout_result", sluice.origin_kind = "layout"} : !sluice.tensor<[b=3, j=4, k=5], f32> -> !sluice.tensor<[j=4, k=5, b=3], f32>
+// CHECK-NEXT: %[[CL:.*]] = relayout %[[C]] {sluice.name = "bmm.relayout_result", sluice.origin_kind = #sluice<origin_kind layout>} : !sluice.tensor<[b=3, j=4, k=5], f32> -> !sluice.tensor<[j=4, k=5, b=3], f32>
 // CHECK-NEXT: return %[[CL]]
 sluice.graph @batch_innermost(%l: !sluice.tensor<[b=3, j=4, p=8], f32> {sluice.name = "l"},
                               %r: !sluice.tensor<[b=3, k=5, p=8], f32> {sluice.name = "r"})
@@ -81,7 +81,7 @@ sluice.graph @batch_innermost(%l: !sluice.tensor<[b=3, j=4, p=8], f32> {sluice.n
 // fixes it, and the smaller one is relayouted, into the other's order.
 // CHECK-LABEL: sluice.graph @smaller_rhs
 // CHECK-SAME: (%[[X:.*]]: {{.*}}, %[[W:.*]]: {{.*}})
-// CHECK-NEXT: %[[WL:.*]] = relayout %[[W]] {sluice.name = "c.relayout_rhs", sluice.origin_kind = "layout"} : !sluice.tensor<[u=2, p=4, h=2], f32> -> !sluice.tensor<[u=2, h=2, p=4], f32>
+// CHECK-NEXT: %[[WL:.*]] = relayout %[[W]] {sluice.name = "c.relayout_rhs", sluice.origin_kind = #sluice<origin_kind layout>} : !sluice.tensor<[u=2, p=4, h=2], f32> -> !sluice.tensor<[u=2, h=2, p=4], f32>
 // CHECK-NEXT: contract %[[X]], %[[WL]]
 sluice.graph @smaller_rhs(%x: !sluice.tensor<[j=32, h=2, p=4], f32> {sluice.name = "x"},
                           %w: !sluice.tensor<[u=2, p=4, h=2], f32> {sluice.name = "w"})
@@ -94,7 +94,7 @@ sluice.graph @smaller_rhs(%x: !sluice.tensor<[j=32, h=2, p=4], f32> {sluice.name
 
 // CHECK-LABEL: sluice.graph @smaller_lhs
 // CHECK-SAME: (%[[X:.*]]: {{.*}}, %[[W:.*]]: {{.*}})
-// CHECK-NEXT: %[[XL:.*]] = relayout %[[X]] {sluice.name = "c.relayout_lhs", sluice.origin_kind = "layout"} : !sluice.tensor<[j=2, h=2, p=4], f32> -> !sluice.tensor<[j=2, p=4, h=2], f32>
+// CHECK-NEXT: %[[XL:.*]] = relayout %[[X]] {sluice.name = "c.relayout_lhs", sluice.origin_kind = #sluice<origin_kind layout>} : !sluice.tensor<[j=2, h=2, p=4], f32> -> !sluice.tensor<[j=2, p=4, h=2], f32>
 // CHECK-NEXT: contract %[[XL]], %[[W]]
 sluice.graph @smaller_lhs(%x: !sluice.tensor<[j=2, h=2, p=4], f32> {sluice.name = "x"},
                           %w: !sluice.tensor<[u=32, p=4, h=2], f32> {sluice.name = "w"})
@@ -109,7 +109,7 @@ sluice.graph @smaller_lhs(%x: !sluice.tensor<[j=2, h=2, p=4], f32> {sluice.name 
 // contraction (contract_<n>, counting the unnamed ones of the graph).
 // CHECK-LABEL: sluice.graph @unnamed
 // CHECK-NEXT: %{{.*}} = contract %{{.*}}, %{{.*}} : (
-// CHECK-NEXT: relayout {{.*}} {sluice.name = "contract_1.relayout_rhs", sluice.origin_kind = "layout"}
+// CHECK-NEXT: relayout {{.*}} {sluice.name = "contract_1.relayout_rhs", sluice.origin_kind = #sluice<origin_kind layout>}
 // CHECK-NEXT: contract
 sluice.graph @unnamed(%x: !sluice.tensor<[j=4, h=2, p=4], f32> {sluice.name = "x"},
                       %w: !sluice.tensor<[u=2, p=4, h=2], f32> {sluice.name = "w"},
@@ -129,10 +129,10 @@ sluice.graph @unnamed(%x: !sluice.tensor<[j=4, h=2, p=4], f32> {sluice.name = "x
 // relayout, named after the first, serves both.
 // CHECK-LABEL: sluice.graph @shared_relayout
 // CHECK-SAME: (%[[Q:.*]]: {{.*}}, %[[K:.*]]: {{.*}}, %[[K2:.*]]: {{.*}})
-// CHECK-NEXT: %[[QL:.*]] = relayout %[[Q]] {sluice.name = "s1.relayout_lhs", sluice.origin_kind = "layout"}
-// CHECK-NEXT: %[[KL:.*]] = relayout %[[K]] {sluice.name = "s1.relayout_rhs", sluice.origin_kind = "layout"}
+// CHECK-NEXT: %[[QL:.*]] = relayout %[[Q]] {sluice.name = "s1.relayout_lhs", sluice.origin_kind = #sluice<origin_kind layout>}
+// CHECK-NEXT: %[[KL:.*]] = relayout %[[K]] {sluice.name = "s1.relayout_rhs", sluice.origin_kind = #sluice<origin_kind layout>}
 // CHECK-NEXT: contract %[[QL]], %[[KL]]
-// CHECK-NEXT: %[[K2L:.*]] = relayout %[[K2]] {sluice.name = "s2.relayout_rhs", sluice.origin_kind = "layout"}
+// CHECK-NEXT: %[[K2L:.*]] = relayout %[[K2]] {sluice.name = "s2.relayout_rhs", sluice.origin_kind = #sluice<origin_kind layout>}
 // CHECK-NEXT: contract %[[QL]], %[[K2L]]
 // CHECK-NOT: relayout
 sluice.graph @shared_relayout(%q: !sluice.tensor<[b=2, j=4, h=2, p=8], f32> {sluice.name = "q"},
@@ -153,7 +153,7 @@ sluice.graph @shared_relayout(%q: !sluice.tensor<[b=2, j=4, h=2, p=8], f32> {slu
 // its smaller rhs, but reuses the lhs relayout made for the first instead.
 // CHECK-LABEL: sluice.graph @reuse_is_free
 // CHECK-SAME: (%[[X:.*]]: {{.*}}, %[[W1:.*]]: {{.*}}, %[[W2:.*]]: {{.*}})
-// CHECK-NEXT: %[[XL:.*]] = relayout %[[X]] {sluice.name = "c1.relayout_lhs", sluice.origin_kind = "layout"} : !sluice.tensor<[j=4, h=2, p=4], f32> -> !sluice.tensor<[j=4, p=4, h=2], f32>
+// CHECK-NEXT: %[[XL:.*]] = relayout %[[X]] {sluice.name = "c1.relayout_lhs", sluice.origin_kind = #sluice<origin_kind layout>} : !sluice.tensor<[j=4, h=2, p=4], f32> -> !sluice.tensor<[j=4, p=4, h=2], f32>
 // CHECK-NEXT: contract %[[XL]], %[[W1]]
 // CHECK-NEXT: contract %[[XL]], %[[W2]]
 // CHECK-NEXT: return

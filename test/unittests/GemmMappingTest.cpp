@@ -674,9 +674,7 @@ TEST_F(GemmMappingTest, LegalizedTrainingLayerComputesTheSameResults) {
                    .str();
       }
       if (auto relayout = llvm::dyn_cast<RelayoutOp>(op))
-        relayouts += relayout->getAttrOfType<StringAttr>(
-                         SluiceDialect::getOriginKindAttrName()) ==
-                     StringAttr::get(&context, "layout");
+        relayouts += hasOriginKind(relayout, OriginKind::layout);
     }
   // 8 forward, 16 backward contractions; the attention ones need relayouts.
   EXPECT_EQ(contracts, 24u);

@@ -217,7 +217,7 @@ public:
     setOpName(gradient, readableName(value) + ".grad_acc");
     // A framework sums gradients in a kernel of its own.
     setOrigin(gradient.getDefiningOp(), getOpName(gradient.getDefiningOp()),
-              "grad_acc");
+              OriginKind::grad_acc);
   }
 
   /// Builds the backward body and both signatures.
@@ -262,7 +262,7 @@ public:
                      });
         setOpName(gradient, "d_" + forward.getArgName(index) + ".zero");
         setOrigin(gradient.getDefiningOp(),
-                  getOpName(gradient.getDefiningOp()), "zero");
+                  getOpName(gradient.getDefiningOp()), OriginKind::zero);
       }
       argGradients.push_back(gradient);
     }
@@ -278,12 +278,12 @@ private:
     StringRef dim;
   };
 
-  static void setOrigin(Operation *op, StringRef origin, StringRef kind) {
-    MLIRContext *context = op->getContext();
+  static void setOrigin(Operation *op, StringRef origin,
+                        std::optional<OriginKind> kind) {
     op->setAttr(SluiceDialect::getOriginAttrName(),
-                StringAttr::get(context, origin));
-    op->setAttr(SluiceDialect::getOriginKindAttrName(),
-                StringAttr::get(context, kind));
+                StringAttr::get(op->getContext(), origin));
+    if (kind)
+      setOriginKind(op, *kind);
   }
 
   /// Gives the backward ops built after `last` for forward op `op` the
@@ -291,16 +291,15 @@ private:
   void tagOrigins(Operation *op, Operation *last) {
     auto origin = op->getAttrOfType<StringAttr>(
         SluiceDialect::getOriginAttrName());
-    auto kind = op->getAttrOfType<StringAttr>(
-        SluiceDialect::getOriginKindAttrName());
+    std::optional<OriginKind> kind = getOriginKind(op);
+    if (!kind)
+      kind = getOriginKindOfOp(op);
     StringRef originName = origin ? origin.getValue() : getOpName(op);
-    std::string kindName =
-        kind ? kind.getValue().str() : op->getName().stripDialect().str();
     Block::iterator begin =
         last ? std::next(last->getIterator()) : block->begin();
     for (Operation &created : llvm::make_range(begin, block->end()))
       if (!created.hasAttr(SluiceDialect::getOriginAttrName()))
-        setOrigin(&created, originName, kindName);
+        setOrigin(&created, originName, kind);
   }
 
   /// Finds the decomposed softmaxes of the forward block, keyed by the
@@ -308,11 +307,9 @@ private:
   void collectSoftmaxes(Block &forwardBlock) {
     llvm::MapVector<StringAttr, SmallVector<Operation *>> groups;
     for (Operation &op : forwardBlock.without_terminator()) {
-      auto kind = op.getAttrOfType<StringAttr>(
-          SluiceDialect::getOriginKindAttrName());
       auto origin =
           op.getAttrOfType<StringAttr>(SluiceDialect::getOriginAttrName());
-      if (kind && origin && kind.getValue() == "softmax")
+      if (origin && hasOriginKind(&op, OriginKind::softmax))
         groups[origin].push_back(&op);
     }
     for (auto &[origin, ops] : groups) {

@@ -89,13 +89,6 @@ uint64_t tensorBytes(Value value, bool packed) {
 }
 
 
-std::string originKind(Operation *op) {
-  if (auto kind =
-          op->getAttrOfType<StringAttr>(SluiceDialect::getOriginKindAttrName()))
-    return kind.getValue().str();
-  return {};
-}
-
 /// The fusion of one graph.
 class GraphFuser {
 public:
@@ -325,9 +318,9 @@ bool GraphFuser::canFoldEpilogue(const Group &library, const Group &consumer,
       map.getResult().getType() != library.tail.getType() ||
       !map.getIndexDims().empty())
     return false;
-  std::string kind = originKind(map);
+  std::optional<OriginKind> kind = getOriginKind(map);
   std::optional<Epilogue> stage = library.epilogue;
-  if (kind == "bias_add") {
+  if (kind == OriginKind::bias_add) {
     if (stage || map.getInputs().size() != 2)
       return false;
     Value bias = map.getInputs()[0] == library.tail ? map.getInputs()[1]
@@ -335,10 +328,10 @@ bool GraphFuser::canFoldEpilogue(const Group &library, const Group &consumer,
     if (!isBiasEpilogueLegal(*mapping, getTensorType(bias)))
       return false;
     merged.epilogue = Epilogue::bias;
-  } else if (kind == "relu" || kind == "gelu_tanh") {
+  } else if (kind == OriginKind::relu || kind == OriginKind::gelu_tanh) {
     if (map.getInputs().size() != 1 || (stage && *stage != Epilogue::bias))
       return false;
-    bool relu = kind == "relu";
+    bool relu = kind == OriginKind::relu;
     if (stage)
       merged.epilogue = relu ? Epilogue::bias_relu : Epilogue::bias_gelu;
     else

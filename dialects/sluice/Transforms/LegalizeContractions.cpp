@@ -220,8 +220,7 @@ struct LegalizeContractionsPass
       auto op = RelayoutOp::create(builder, loc, type, input);
       op->setAttr(SluiceDialect::getOpNameAttrName(),
                   builder.getStringAttr(name + kRoleSuffix[role]));
-      op->setAttr(SluiceDialect::getOriginKindAttrName(),
-                  builder.getStringAttr("layout"));
+      setOriginKind(op, OriginKind::layout);
       return op;
     };
     auto relayoutOperand = [&](OpOperand &operand, Role role) {
