@@ -15,7 +15,10 @@
 // NaN or an infinity ("nonfinite_outputs"); with --copy-bytes B, the median
 // rate of a B-byte copy between two buffers of the same memory, counted as
 // 2 B bytes moved per copy ("copy_gbs", the yardstick for the kernels'
-// bandwidth). Compiled by the host compiler for a CPU module; with
+// bandwidth; on the host split over the OpenMP threads when built with
+// -fopenmp); every sample ("samples_ms") and the median of the per-iteration
+// totals ("total_median_ms"). Compiled by the host compiler for a CPU
+// module; with
 // -DSLUICE_TIMER_CUDA by nvcc for a CUDA module (tensors in device memory,
 // CUDA events on one stream around each phase and each copy). With
 // --time-limit, no iteration starts once that many seconds have passed
@@ -40,6 +43,9 @@
 
 #ifdef SLUICE_TIMER_CUDA
 #include <cuda_runtime.h>
+#endif
+#ifdef _OPENMP
+#include <omp.h>
 #endif
 
 namespace {
@@ -162,6 +168,33 @@ bool allFinite(const std::vector<uint8_t> &bytes, int dtype) {
   return true;
 }
 
+/// Threads the host copy uses: OpenMP's when module_timer is built with
+/// -fopenmp (as the CPU modules are), else 1.
+int copyThreads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+/// memcpy of `bytes`, split into one contiguous slice per thread, so the
+/// yardstick uses the cores the modules' kernels use.
+void parallelCopy(uint8_t *to, const uint8_t *from, uint64_t bytes) {
+#ifdef _OPENMP
+#pragma omp parallel
+  {
+    uint64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
+    uint64_t slice = (bytes / threads + 63) / 64 * 64;
+    uint64_t begin = std::min<uint64_t>(bytes, t * slice);
+    uint64_t end = std::min<uint64_t>(bytes, begin + slice);
+    std::memcpy(to + begin, from + begin, end - begin);
+  }
+#else
+  std::memcpy(to, from, bytes);
+#endif
+}
+
 /// The median rate in GB/s of copying `bytes` between two buffers of the
 /// memory the module's tensors live in (device-to-device on the stream for
 /// CUDA), counting the bytes read and written: 2 * bytes per copy.
@@ -195,7 +228,7 @@ double copyRate(uint64_t bytes, int iterations, void *stream) {
   std::vector<uint8_t> from(bytes, 1), to(bytes, 0);
   for (int i = 0; i < iterations + 2; ++i) {
     auto begin = std::chrono::steady_clock::now();
-    std::memcpy(to.data(), from.data(), bytes);
+    parallelCopy(to.data(), from.data(), bytes);
     double ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - begin)
                     .count();
@@ -415,10 +448,13 @@ int main(int argc, char **argv) {
   for (int phase = 0; phase < phases; ++phase) {
     const std::vector<double> &t = times[phase];
     std::printf("%s\n  {\"phase\": \"%s\", \"median_ms\": %.6f, \"min_ms\": "
-                "%.6f, \"max_ms\": %.6f, \"kernels\": [",
+                "%.6f, \"max_ms\": %.6f, \"samples_ms\": [",
                 phase ? "," : "", phase ? "backward" : "forward", median(t),
                 *std::min_element(t.begin(), t.end()),
                 *std::max_element(t.begin(), t.end()));
+    for (size_t i = 0; i < t.size(); ++i)
+      std::printf("%s%.6f", i ? ", " : "", t[i]);
+    std::printf("], \"kernels\": [");
     for (size_t k = 0; k < kernelOrder[phase].size(); ++k) {
       const std::string &name = kernelOrder[phase][k];
       std::printf("%s{\"name\": %s, \"median_ms\": %.6f}", k ? ", " : "",
@@ -426,10 +462,19 @@ int main(int argc, char **argv) {
     }
     std::printf("]}");
   }
-  std::printf("], \"time_limited\": %s, \"copy_bytes\": %llu, "
-              "\"copy_gbs\": %.1f, \"nonfinite_outputs\": [",
-              timeLimited ? "true" : "false",
-              static_cast<unsigned long long>(copyBytes), copyGBs);
+  // Per-iteration totals of all phases (their median is not the sum of
+  // the phases' medians).
+  std::vector<double> totals(times[0].size(), 0.0);
+  for (const std::vector<double> &t : times)
+    for (size_t i = 0; i < t.size() && i < totals.size(); ++i)
+      totals[i] += t[i];
+  std::printf("], \"total_median_ms\": %.6f, \"time_limited\": %s, "
+              "\"copy_bytes\": %llu, ",
+              median(totals), timeLimited ? "true" : "false",
+              static_cast<unsigned long long>(copyBytes));
+  std::printf("\"copy_threads\": %d, \"copy_gbs\": %.1f, "
+              "\"nonfinite_outputs\": [",
+              copyThreads(), copyGBs);
   for (size_t i = 0; i < nonfinite.size(); ++i)
     std::printf("%s%s", i ? ", " : "", jsonString(nonfinite[i]).c_str());
   std::printf("]}\n");

@@ -9,6 +9,7 @@ packages=(
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   cmake ninja-build g++ ccache graphviz python3 python3-numpy
   libopenblas-dev  # CPU modules use cblas_sgemm for GEMMs when it is there
+  libsleef-dev     # and SLEEF's vector exp/erf/tanh/log (GNU vector ABI)
   # The Python package's tests (python/) and test/EndToEnd/llama.test's
   # float64 reference: torch 1.13 (about 1 min to
   # install, ~1 GB), pip and setuptools for `pip install ./python`.

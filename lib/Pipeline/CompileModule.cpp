@@ -120,7 +120,8 @@ std::string getCpuLibraryName(llvm::StringRef name) {
 
 llvm::Expected<std::string> buildCpuLibrary(ModuleOp module,
                                             llvm::StringRef name,
-                                            llvm::StringRef directory) {
+                                            llvm::StringRef directory,
+                                            llvm::StringRef cpuArch) {
   llvm::Expected<std::string> compiler = findHostCompiler();
   if (!compiler)
     return compiler.takeError();
@@ -134,7 +135,8 @@ llvm::Expected<std::string> buildCpuLibrary(ModuleOp module,
           buildIn(directory, *sources, libraryName, /*cuda=*/false,
                   "compile the CPU module " + sources->sourceFile,
                   [&](llvm::StringRef source, llvm::StringRef library) {
-                    return hostCommand(*compiler, source, library, features);
+                    return hostCommand(*compiler, source, library, features,
+                                       cpuArch);
                   }))
     return std::move(error);
   llvm::SmallString<256> library(directory);
@@ -145,6 +147,10 @@ llvm::Expected<std::string> buildCpuLibrary(ModuleOp module,
 llvm::Expected<std::vector<OutputFile>>
 compileModule(ModuleOp module, llvm::StringRef name,
               const CompileOptions &options) {
+  if (options.cpu && !isCpuArch(options.cpuArch))
+    return makeError("cannot compile the CPU module for '" + options.cpuArch +
+                     "': expected native, portable or a -march value "
+                     "(x86-64-v3)");
   if (options.cuda && !isCudaArch(options.arch))
     return makeError("cannot compile for target '" + options.arch +
                      "': expected sm_<number> (sm_80, sm_90)");
@@ -197,7 +203,8 @@ compileModule(ModuleOp module, llvm::StringRef name,
           buildIn(cpuDir, *cpuSources, getCpuLibraryName(name), /*cuda=*/false,
                   "compile the CPU module " + cpuSources->sourceFile,
                   [&](llvm::StringRef source, llvm::StringRef library) {
-                    return hostCommand(compiler, source, library, features);
+                    return hostCommand(compiler, source, library, features,
+                                       options.cpuArch);
                   });
     });
   if (cudaSources) {

@@ -54,17 +54,40 @@
 // CUDA-LABEL: extern "C" int sluice_num_phases(void) { return 1; }
 // CUDA: {"y", 0, 3, sluice_dims_0_6, 1},
 
-// The CPU: OpenMP over the outer points, the inner extent as one loop.
+// The CPU: OpenMP over the outer points, the inner extent as one loop of
+// SIMD groups (8 points: the largest of 32, 16, 8 dividing i = 40), each
+// lane summing its own partial; the lanes combine after the row.
 // CPP-LABEL: static void sluice_kernel_0_ln(
 // CPP: #ifdef _OPENMP
 // CPP-NEXT: #pragma omp parallel for
 // CPP-NEXT: #endif
 // CPP-NEXT: for (int64_t o = 0; o < 6LL; ++o) {
-// CPP: for (int q = 0; q < 10; ++q) {
-// CPP: const float v0 = acc_v0;
+// CPP: float acc_v0[8];
+// CPP: for (int q = 0; q < 5; ++q) {
+// CPP: sluice_load_vec<8>(ld0,
+// CPP-NEXT: #pragma omp simd
+// CPP-NEXT: for (int v = 0; v < 8; ++v) {
+// CPP-NEXT: acc_v0[v] = sluice_sum_combine(acc_v0[v], ld0[v]);
+// CPP: float acc_v0_all = acc_v0[0];
+// CPP-NEXT: for (int v = 1; v < 8; ++v)
+// CPP-NEXT: acc_v0_all = sluice_sum_combine(acc_v0_all, acc_v0[v]);
+// CPP-NEXT: const float v0 = acc_v0_all;
 // The bias+gelu epilogue runs in place on the GEMM's output.
 // CPP-LABEL: static void sluice_kernel_3_ffn1_epilogue(const float *in0, const float *in1, float *out0, uint64_t seed)
 // CPP: = tanhf(
+// The bias gradient (a sum over b, j of [b, j, u]) as blocked partial sums:
+// rows streamed, a SIMD loop over a block of 16 columns.
+// CPP-LABEL: static void sluice_kernel_4_d_w1_bgrad(
+// CPP: for (int64_t cb = 0; cb < 1LL; ++cb) {
+// CPP-NEXT: float acc_v0[16];
+// CPP: for (int64_t r0 = 0; r0 < 6LL; ++r0) {
+// CPP: #pragma omp simd
+// CPP-NEXT: for (int c = 0; c < 16; ++c) {
+// CPP-NEXT: const int64_t o = cb * 16LL + c;
+// CPP-NEXT: const int64_t i_u = o;
+// CPP-NEXT: acc_v0[c] = sluice_sum_combine(acc_v0[c], sluice_to_f32(in0[i_b * 48LL + i_j * 16LL + i_u]));
+// CPP: const float v0 = acc_v0[c];
+// CPP-NEXT: sluice_store(&out0[i_u], v0);
 // CPP-LABEL: extern "C" int sluice_fused_forward(
 // CPP: if (sluice_cpu_gemm(true, false, 16LL, 6LL, 40LL, alpha, (const float *)(args->w1), 40LL, 0LL, (const float *)(args->x), 40LL, 0LL, (float *)(args->h), 16LL, 0LL, 1LL))
 // CPP: sluice_kernel_3_ffn1_epilogue((const float *)(args->h), (const float *)(args->b1), (float *)(args->h), args->seed);

@@ -119,6 +119,25 @@ TEST(ToolchainCommands, NvccAndHostFlags) {
   EXPECT_TRUE(has(full, "-fopenmp"));
   EXPECT_TRUE(has(full, "-DSLUICE_HAVE_CBLAS"));
   EXPECT_EQ(full.back(), "-lopenblas"); // after the source, for the linker
+  EXPECT_FALSE(has(full, "-lsleefgnuabi"));
+  all.sleef = true;
+  std::vector<std::string> native =
+      hostCommand("c++", "m.cpp", "libm.so", all, kCpuArchNative);
+  EXPECT_TRUE(has(native, "-march=native"));
+  EXPECT_TRUE(has(native, "-DSLUICE_HAVE_SLEEF"));
+  EXPECT_TRUE(has(native, "-lsleefgnuabi"));
+  EXPECT_TRUE(has(hostCommand("c++", "m.cpp", "libm.so", all, "x86-64-v3"),
+                  "-march=x86-64-v3"));
+}
+
+TEST(ToolchainCommands, CpuArch) {
+  EXPECT_TRUE(isCpuArch("native"));
+  EXPECT_TRUE(isCpuArch("portable"));
+  EXPECT_TRUE(isCpuArch("x86-64-v3"));
+  EXPECT_FALSE(isCpuArch(""));
+  EXPECT_FALSE(isCpuArch("x86 64"));
+  EXPECT_FALSE(isCpuArch("-O0"));
+  EXPECT_FALSE(isCpuArch("native;rm"));
 }
 
 TEST(ToolchainCommands, CudaArch) {

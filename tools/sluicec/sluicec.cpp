@@ -89,6 +89,14 @@ static cl::opt<std::string>
                       "(default: the spec's \"target\", else sm_80)"),
              cl::value_desc("sm_XX"), cl::sub(cl::SubCommand::getTopLevel()),
              cl::cat(sluicecCategory));
+static cl::opt<std::string> cpuArch(
+    "cpu-arch",
+    cl::desc("With --compile: what the CPU module is compiled for: portable "
+             "(default: the compiler's x86-64 baseline, for modules that "
+             "travel), native (-march=native: this machine's AVX2/AVX-512), "
+             "or any -march value such as x86-64-v3"),
+    cl::value_desc("arch"), cl::init("portable"),
+    cl::sub(cl::SubCommand::getTopLevel()), cl::cat(sluicecCategory));
 enum class Switch { Off, On };
 static cl::opt<Switch> fuseSwitch(
     "fuse",
@@ -178,9 +186,11 @@ static StringRef targetArch(ModuleOp module) {
 }
 
 static LogicalResult compileToDirectory() {
-  if ((noCuda || noCpu || cudaArch.getNumOccurrences()) && !compileModules) {
-    llvm::errs() << "sluicec: error: --no-cuda, --no-cpu and --cuda-arch "
-                    "only apply with --compile\n";
+  if ((noCuda || noCpu || cudaArch.getNumOccurrences() ||
+       cpuArch.getNumOccurrences()) &&
+      !compileModules) {
+    llvm::errs() << "sluicec: error: --no-cuda, --no-cpu, --cuda-arch and "
+                    "--cpu-arch only apply with --compile\n";
     return failure();
   }
   if (drawGraph && emitAction != EmitAction::Report) {
@@ -314,6 +324,7 @@ static LogicalResult compileToDirectory() {
       compileOptions.arch = compilation->spec->target;
     if (cudaArch.getNumOccurrences())
       compileOptions.arch = cudaArch;
+    compileOptions.cpuArch = cpuArch;
     llvm::Expected<std::vector<OutputFile>> modules =
         compileModule(*compilation->module, reportContext.name, compileOptions);
     if (!modules) {

@@ -35,7 +35,22 @@ struct HostFeatures {
   bool openmp = false;
   /// <cblas.h> compiles and `-lopenblas` links.
   bool openblas = false;
+  /// SLEEF's vector math in the GNU vector-function ABI
+  /// (`-lsleefgnuabi`, Debian's libsleef-dev) links: map bodies then call
+  /// its vector exp/erf/tanh/log (docs/Codegen.md, "CPU backend").
+  bool sleef = false;
 };
+
+/// What the CPU module is compiled for: `native` (-march=native: modules
+/// built and run on the same machine), `portable` (the compiler's default
+/// x86-64 baseline: artifacts that travel), or any other -march value
+/// (`x86-64-v3`, `skylake-avx512`).
+inline constexpr llvm::StringLiteral kCpuArchNative = "native";
+inline constexpr llvm::StringLiteral kCpuArchPortable = "portable";
+
+/// True if `arch` is `native`, `portable` or a plausible -march value
+/// (letters, digits, '-', '_', '.').
+bool isCpuArch(llvm::StringRef arch);
 
 /// Probes `compiler` in `scratchDir` (an existing, writable directory).
 /// A probe that fails only turns its feature off.
@@ -50,12 +65,14 @@ std::vector<std::string> nvccCommand(llvm::StringRef nvcc,
                                      llvm::StringRef arch);
 
 /// The host compiler command line that compiles `source` into the shared
-/// library `output`: portable -O3, plus -fopenmp and
-/// -DSLUICE_HAVE_CBLAS -lopenblas when `features` has them.
-std::vector<std::string> hostCommand(llvm::StringRef compiler,
-                                     llvm::StringRef source,
-                                     llvm::StringRef output,
-                                     const HostFeatures &features);
+/// library `output`: -O3 for `cpuArch` (see kCpuArchNative), plus -fopenmp,
+/// -DSLUICE_HAVE_SLEEF -lsleefgnuabi and -DSLUICE_HAVE_CBLAS -lopenblas
+/// when `features` has them, plus the words of $SLUICE_CXXFLAGS (for
+/// example -DSLUICE_PROFILE) before the source.
+std::vector<std::string>
+hostCommand(llvm::StringRef compiler, llvm::StringRef source,
+            llvm::StringRef output, const HostFeatures &features,
+            llvm::StringRef cpuArch = kCpuArchPortable);
 
 /// Runs `command` (the program first) and waits. Fails when it cannot start
 /// or exits non-zero; the error says `what` was being done, quotes the

@@ -29,6 +29,9 @@ struct CompileOptions {
   bool cpu = true;
   /// The CUDA architecture ("sm_80", "sm_90"): nvcc -arch.
   std::string arch = "sm_80";
+  /// What the CPU module is compiled for (kCpuArchNative, kCpuArchPortable
+  /// or a -march value): artifacts default to portable.
+  std::string cpuArch = "portable";
 };
 
 /// The file name of the CUDA library of module `name`: lib<N>.so, where <N>
@@ -47,10 +50,12 @@ compileModule(mlir::ModuleOp module, llvm::StringRef name,
 
 /// Emits and compiles only the CPU module of `module` into `directory` (an
 /// existing directory) and returns the library's path: what
-/// `sluicec run --backend cpu` loads when no --module is given.
+/// `sluicec run --backend cpu` loads when no --module is given. The module
+/// runs where it is built, so it defaults to -march=native.
 llvm::Expected<std::string> buildCpuLibrary(mlir::ModuleOp module,
                                             llvm::StringRef name,
-                                            llvm::StringRef directory);
+                                            llvm::StringRef directory,
+                                            llvm::StringRef cpuArch = "native");
 
 } // namespace mlir::sluice
 

@@ -107,6 +107,31 @@ static inline void sluice_store(sluice_bf16 *p, float f) {
 }
 #endif
 
+//===----------------------------------------------------------------------===//
+// CPU vector math: SLEEF through the GNU vector-function ABI
+//===----------------------------------------------------------------------===//
+
+// With -DSLUICE_HAVE_SLEEF (the toolchain links -lsleefgnuabi, Debian's
+// libsleef-dev), the float functions map bodies call are declared SIMD
+// functions: in the `#pragma omp simd` loops of the CPU kernels GCC calls
+// SLEEF's vector versions (_ZGVbN4v_expf for SSE, _ZGVdN8v_ for AVX2,
+// _ZGVeN16v_ for AVX-512, whichever -march allows), whose maximum error is
+// 1.0 ulp (SLEEF's u10 functions); scalar code still calls libm.
+// test/unittests/CpuVectorMathTest.cpp measures the error against double
+// precision. docs/Codegen.md, "CPU backend".
+#if !defined(__CUDACC__) && defined(SLUICE_HAVE_SLEEF) && defined(__x86_64__)
+#ifdef __cplusplus
+extern "C" {
+#endif
+float expf(float) __attribute__((simd("notinbranch")));
+float erff(float) __attribute__((simd("notinbranch")));
+float tanhf(float) __attribute__((simd("notinbranch")));
+float logf(float) __attribute__((simd("notinbranch")));
+#ifdef __cplusplus
+}
+#endif
+#endif
+
 static inline SLUICE_HD float sluice_to_f32(float x) { return x; }
 static inline SLUICE_HD void sluice_store(float *p, float x) { *p = x; }
 

@@ -90,7 +90,10 @@ std::string parameterType(const FusedGroup &, Value value, bool packed) {
 class CoreEmitter {
 public:
   CoreEmitter(const FusedGroup &group, EmitTarget target, llvm::raw_ostream &os)
-      : group(group), s(group.schedule), target(target), os(os) {}
+      : group(group), s(group.schedule), target(target), os(os),
+        vectorWidth(target == EmitTarget::Cuda ? group.schedule.vectorWidth
+                                               : cpuVectorWidth(group.schedule)) {
+  }
   LogicalResult emit();
   /// The stage of every member op (after the reductions it needs), the
   /// stage each value is available in, and the values kept in per-thread
@@ -100,11 +103,30 @@ public:
 private:
   bool isCuda() const { return target == EmitTarget::Cuda; }
   bool isRowBlock() const { return s.mode == ScheduleMode::RowBlock; }
+  /// The points one `v` loop covers: the schedule's (16 bytes) on CUDA;
+  /// on the CPU 32 points (two AVX-512 or four AVX2 registers of f32) when
+  /// the schedule vectorizes and the innermost extent allows, else 16 or 8:
+  /// GCC fully unrolls constant loops of up to 16 iterations before its
+  /// loop vectorizer runs (then only its block vectorizer sees them, which
+  /// gives up on a Philox draw), so 32 keeps the `#pragma omp simd` loop a
+  /// loop.
+  static int64_t cpuVectorWidth(const KernelSchedule &schedule) {
+    if (schedule.vectorWidth <= 1 || schedule.innerSizes.empty())
+      return schedule.vectorWidth;
+    for (int64_t width : {32, 16, 8})
+      if (schedule.innerSizes.back() % width == 0)
+        return width;
+    return schedule.vectorWidth;
+  }
+  /// Per-lane partial results of the reductions on the CPU: the `v` loop
+  /// is a SIMD loop, so each lane accumulates its own and the lanes
+  /// combine after the row.
+  bool usesLaneAccumulators() const { return !isCuda(); }
   /// Threads of the inner extent on this target (the CPU runs one).
   int64_t threads() const { return isCuda() ? s.threadsPerBlock : 1; }
   /// Vector groups a thread covers.
   int64_t groupsPerThread() const {
-    int64_t groups = (s.innerCount + s.vectorWidth - 1) / s.vectorWidth;
+    int64_t groups = (s.innerCount + vectorWidth - 1) / vectorWidth;
     return (groups + threads() - 1) / threads();
   }
   bool isOuterValue(Value value) const {
@@ -118,7 +140,7 @@ private:
   std::string indexOf(StringRef name, bool inVectorLoop) const {
     std::string var = "i_" + identifier(name);
     if (inVectorLoop && !s.innerDims.empty() && s.innerDims.back() == name &&
-        s.vectorWidth > 1)
+        vectorWidth > 1)
       return "(" + var + " + v)";
     return var;
   }
@@ -164,6 +186,18 @@ private:
                      ArrayRef<int64_t> sizes, StringRef indent);
   /// The per-point body of stage `stage` for one vector group.
   LogicalResult emitGroupBody(unsigned stage, StringRef indent);
+  /// CPU: a reduction over dims that are not contiguous in memory (a bias
+  /// gradient over (b, j) of [b, j, u]) where every full-domain op runs in
+  /// stage 0. Then columns are blocked instead: see emitColumnBlocks.
+  bool isColumnReduction() const;
+  /// CPU column reductions as blocked partial sums: each task takes a block
+  /// of consecutive outer points (columns) and streams over the rows
+  /// (inner points), a SIMD loop over the block's columns accumulating one
+  /// partial per column, so rows are read contiguously.
+  LogicalResult emitColumnBlocks();
+  /// Stores of the outputs of the outer dims (`outer`) or of the whole
+  /// domain, each at its offset (no vector loop).
+  void emitOutputStores(bool outer, StringRef indent);
   std::string valueName(Value value) const {
     return "v" + std::to_string(valueIds.lookup(value));
   }
@@ -188,6 +222,8 @@ private:
   unsigned maxStage = 0;
   /// The stage whose group body is being written.
   unsigned currentStage = 0;
+  /// Points per `v` loop (see cpuVectorWidth).
+  int64_t vectorWidth;
 };
 } // namespace
 
@@ -220,7 +256,7 @@ std::string CoreEmitter::canonicalIndex(NamedTensorType type,
 
 bool CoreEmitter::drawsFourWide(RandomMaskOp mask) const {
   NamedTensorType type = mask.getResult().getType();
-  return s.vectorWidth % 4 == 0 && type.getRank() > 0 &&
+  return vectorWidth % 4 == 0 && type.getRank() > 0 &&
          !s.innerDims.empty() &&
          type.getDimNames().back().getValue() == s.innerDims.back() &&
          type.getSizes().back() % 4 == 0;
@@ -233,7 +269,7 @@ void CoreEmitter::emitFourWideDraws(unsigned stage, StringRef indent) {
         domainOf(op, s) != OpDomain::Full || !drawsFourWide(mask))
       continue;
     std::string bits = "bits_" + valueName(mask.getResult());
-    int64_t blocks = s.vectorWidth / 4;
+    int64_t blocks = vectorWidth / 4;
     os << indent << "uint32_t " << bits << "[" << blocks << "];\n";
     os << indent << "for (int w = 0; w < " << blocks << "; ++w)\n"
        << indent << "  " << bits << "[w] = sluice_dropout_keep4(seed, "
@@ -266,7 +302,7 @@ std::string CoreEmitter::use(Value value, bool inVectorLoop) const {
   if (inVectorLoop && kept.contains(value) &&
       valueStage.lookup(value) != currentStage)
     return "keep_" + valueName(value) + "[q * " +
-           std::to_string(s.vectorWidth) + " + v]";
+           std::to_string(vectorWidth) + " + v]";
   return valueName(value);
 }
 
@@ -323,7 +359,7 @@ LogicalResult CoreEmitter::emitOp(Operation *op, bool inVectorLoop,
 
 LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
   currentStage = stage;
-  int64_t width = s.vectorWidth;
+  int64_t width = vectorWidth;
   std::string innermost = s.innerDims.empty() ? "" : s.innerDims.back();
   // Bit-packed tensors are read and written bit by bit.
   auto contiguous = [&](Value value, bool packed) {
@@ -368,6 +404,8 @@ LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
   emitFourWideDraws(stage, indent);
   if (isCuda())
     os << indent << "#pragma unroll\n";
+  else
+    os << indent << "#pragma omp simd\n";
   os << indent << "for (int v = 0; v < " << width << "; ++v) {\n";
   std::string inner = (indent + "  ").str();
   for (Operation *op : group.ops) {
@@ -375,6 +413,8 @@ LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
       continue;
     if (auto reduce = llvm::dyn_cast<ReduceOp>(op)) {
       std::string acc = "acc_" + valueName(reduce.getResult());
+      if (usesLaneAccumulators())
+        acc += "[v]";
       os << inner << acc << " = "
          << (reduce.getKind() == ReduceKind::max ? "sluice_max_combine("
                                                  : "sluice_sum_combine(")
@@ -453,6 +493,109 @@ void CoreEmitter::assignStages() {
     }
 }
 
+bool CoreEmitter::isColumnReduction() const {
+  if (isCuda() || !isRowBlock() || s.vectorWidth != 1 || !kept.empty() ||
+      s.outerDims.empty())
+    return false;
+  bool anyReduce = false;
+  for (Operation *op : group.ops) {
+    anyReduce |= llvm::isa<ReduceOp>(op);
+    if (domainOf(op, s) == OpDomain::Full && opStage.lookup(op) != 0)
+      return false;
+  }
+  for (auto [index, output] : llvm::enumerate(group.outputs))
+    if (!isOuterValue(output) && valueStage.lookup(output) != 0)
+      return false;
+  return anyReduce;
+}
+
+LogicalResult CoreEmitter::emitColumnBlocks() {
+  // Columns per task: a divisor of the outer extent, at least 32 when it
+  // can be (GCC's loop vectorizer then sees a loop, not 16 unrolled
+  // copies), at most 256 so the partials stay in L1.
+  int64_t columns = 1;
+  for (int64_t candidate : {256, 128, 64, 32, 16, 8, 4, 2})
+    if (s.outerCount % candidate == 0) {
+      columns = candidate;
+      break;
+    }
+  auto emitOuterOps = [&](bool afterReduce, StringRef indent) {
+    for (Operation *op : group.ops)
+      if (!llvm::isa<ReduceOp>(op) && domainOf(op, s) == OpDomain::Outer &&
+          (opStage.lookup(op) > 0) == afterReduce)
+        if (failed(emitOp(op, false, indent)))
+          return failure();
+    return success();
+  };
+  SmallVector<ReduceOp> reduces;
+  for (Operation *op : group.ops)
+    if (auto reduce = llvm::dyn_cast<ReduceOp>(op))
+      reduces.push_back(reduce);
+  os << "#ifdef _OPENMP\n#pragma omp parallel for\n#endif\n"
+     << "  for (int64_t cb = 0; cb < " << s.outerCount / columns
+     << "LL; ++cb) {\n";
+  for (ReduceOp reduce : reduces)
+    os << "    float acc_" << valueName(reduce.getResult()) << "[" << columns
+       << "];\n"
+       << "    for (int c = 0; c < " << columns << "; ++c)\n"
+       << "      acc_" << valueName(reduce.getResult()) << "[c] = "
+       << (reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f")
+       << ";\n";
+  os << "    for (int64_t r0 = 0; r0 < " << s.innerCount << "LL; ++r0) {\n";
+  emitDecompose("r0", s.innerDims, s.innerSizes, "      ");
+  os << "      #pragma omp simd\n"
+     << "      for (int c = 0; c < " << columns << "; ++c) {\n"
+     << "        const int64_t o = cb * " << columns << "LL + c;\n";
+  emitDecompose("o", s.outerDims, s.outerSizes, "        ");
+  if (failed(emitOuterOps(false, "        ")))
+    return failure();
+  for (Operation *op : group.ops) {
+    if (domainOf(op, s) != OpDomain::Full)
+      continue;
+    if (auto reduce = llvm::dyn_cast<ReduceOp>(op)) {
+      std::string acc = "acc_" + valueName(reduce.getResult()) + "[c]";
+      os << "        " << acc << " = "
+         << (reduce.getKind() == ReduceKind::max ? "sluice_max_combine("
+                                                 : "sluice_sum_combine(")
+         << acc << ", " << use(reduce.getInput(), false) << ");\n";
+    } else if (failed(emitOp(op, false, "        "))) {
+      return failure();
+    }
+  }
+  emitOutputStores(/*outer=*/false, "        ");
+  os << "      }\n    }\n";
+  // Per column: the totals, what depends on them, the outer outputs.
+  os << "    for (int c = 0; c < " << columns << "; ++c) {\n"
+     << "      const int64_t o = cb * " << columns << "LL + c;\n";
+  emitDecompose("o", s.outerDims, s.outerSizes, "      ");
+  for (ReduceOp reduce : reduces)
+    os << "      const float " << valueName(reduce.getResult()) << " = "
+       << rounded("acc_" + valueName(reduce.getResult()) + "[c]",
+                  reduce.getResult().getType())
+       << ";\n";
+  if (failed(emitOuterOps(false, "      ")) ||
+      failed(emitOuterOps(true, "      ")))
+    return failure();
+  emitOutputStores(/*outer=*/true, "      ");
+  os << "    }\n  }\n}\n\n";
+  return success();
+}
+
+void CoreEmitter::emitOutputStores(bool outer, StringRef indent) {
+  for (auto [index, output] : llvm::enumerate(group.outputs)) {
+    if (isOuterValue(output) != outer)
+      continue;
+    std::string offset =
+        offsetIn(llvm::cast<NamedTensorType>(output.getType()), false);
+    if (group.outputPacked[index])
+      os << indent << "sluice_store_bit(out" << index << ", " << offset
+         << ", " << use(output, false) << ");\n";
+    else
+      os << indent << "sluice_store(&out" << index << "[" << offset << "], "
+         << use(output, false) << ");\n";
+  }
+}
+
 LogicalResult CoreEmitter::emit() {
   assignStages();
 
@@ -472,7 +615,9 @@ LogicalResult CoreEmitter::emit() {
   os << "uint64_t seed) {\n";
   os << "  (void)seed;\n";
 
-  int64_t width = s.vectorWidth;
+  int64_t width = vectorWidth;
+  if (isColumnReduction())
+    return emitColumnBlocks();
   if (!isRowBlock()) {
     // Element-wise: every thread takes `width` contiguous points per step.
     int64_t groups = (s.innerCount + width - 1) / width;
@@ -528,10 +673,18 @@ LogicalResult CoreEmitter::emit() {
       hasSegment |= !isOuterValue(output) && valueStage.lookup(output) == stage;
     if (!hasSegment)
       continue;
-    for (ReduceOp reduce : reduces)
-      os << "    float acc_" << valueName(reduce.getResult()) << " = "
-         << (reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f")
-         << ";\n";
+    for (ReduceOp reduce : reduces) {
+      const char *identity =
+          reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f";
+      std::string acc = "acc_" + valueName(reduce.getResult());
+      if (!usesLaneAccumulators()) {
+        os << "    float " << acc << " = " << identity << ";\n";
+        continue;
+      }
+      os << "    float " << acc << "[" << width << "];\n"
+         << "    for (int v = 0; v < " << width << "; ++v)\n"
+         << "      " << acc << "[v] = " << identity << ";\n";
+    }
     if (isCuda())
       os << "#pragma unroll\n";
     os << "    for (int q = 0; q < " << groupsPerThreadCount << "; ++q) {\n"
@@ -545,6 +698,16 @@ LogicalResult CoreEmitter::emit() {
     for (ReduceOp reduce : reduces) {
       std::string name = valueName(reduce.getResult());
       std::string total = "acc_" + name;
+      if (usesLaneAccumulators()) {
+        // The lanes' partials, combined in lane order.
+        os << "    float " << total << "_all = " << total << "[0];\n"
+           << "    for (int v = 1; v < " << width << "; ++v)\n"
+           << "      " << total << "_all = "
+           << (reduce.getKind() == ReduceKind::max ? "sluice_max_combine("
+                                                   : "sluice_sum_combine(")
+           << total << "_all, " << total << "[v]);\n";
+        total += "_all";
+      }
       if (isCuda())
         total = std::string("sluice_block_reduce<") +
                 (reduce.getKind() == ReduceKind::max ? "true" : "false") +

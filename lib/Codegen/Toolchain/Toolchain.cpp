@@ -117,7 +117,19 @@ HostFeatures probeHostFeatures(StringRef compiler, StringRef scratchDir) {
             "cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1,"
             " 1.0f, c, 1, c, 1, 0.0f, c, 1); }\n",
             {"-lopenblas", "-Wl,--no-undefined"});
+  features.sleef =
+      probe(compiler, scratchDir, "sleef",
+            "extern \"C\" float _ZGVbN4v_expf(float);\n"
+            "extern \"C\" void *f() { return (void *)&_ZGVbN4v_expf; }\n",
+            {"-lsleefgnuabi", "-Wl,--no-undefined"});
   return features;
+}
+
+bool isCpuArch(StringRef arch) {
+  return !arch.empty() && llvm::isAlnum(arch.front()) &&
+         llvm::all_of(arch, [](char c) {
+    return llvm::isAlnum(c) || c == '-' || c == '_' || c == '.';
+  });
 }
 
 std::vector<std::string> nvccCommand(StringRef nvcc, StringRef source,
@@ -129,14 +141,30 @@ std::vector<std::string> nvccCommand(StringRef nvcc, StringRef source,
 
 std::vector<std::string> hostCommand(StringRef compiler, StringRef source,
                                      StringRef output,
-                                     const HostFeatures &features) {
-  std::vector<std::string> command = {compiler.str(), "-O3", "-std=c++17",
-                                      "-shared", "-fPIC"};
+                                     const HostFeatures &features,
+                                     StringRef cpuArch) {
+  // -fno-math-errno: nothing reads errno, and without it expf/logf are not
+  // pure functions, so a loop calling them does not vectorize.
+  std::vector<std::string> command = {compiler.str(),    "-O3",
+                                      "-std=c++17",      "-shared",
+                                      "-fPIC",           "-fno-math-errno"};
+  if (cpuArch != kCpuArchPortable)
+    command.push_back(("-march=" + cpuArch).str());
   if (features.openmp)
     command.push_back("-fopenmp");
+  if (features.sleef)
+    command.push_back("-DSLUICE_HAVE_SLEEF");
   if (features.openblas)
     command.push_back("-DSLUICE_HAVE_CBLAS");
+  if (std::optional<std::string> extra = getEnv("SLUICE_CXXFLAGS")) {
+    SmallVector<StringRef> words;
+    StringRef(*extra).split(words, ' ', -1, /*KeepEmpty=*/false);
+    for (StringRef word : words)
+      command.push_back(word.str());
+  }
   command.insert(command.end(), {source.str(), "-o", output.str()});
+  if (features.sleef)
+    command.push_back("-lsleefgnuabi");
   if (features.openblas)
     command.push_back("-lopenblas");
   return command;
