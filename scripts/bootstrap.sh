@@ -10,6 +10,7 @@ packages=(
   cmake ninja-build g++ ccache graphviz python3 python3-numpy
   libopenblas-dev  # CPU modules use cblas_sgemm for GEMMs when it is there
   libsleef-dev     # and SLEEF's vector exp/erf/tanh/log (GNU vector ABI)
+  libdnnl-dev      # oneDNN's sgemm: about 2x OpenBLAS on this CPU (docs/Codegen.md)
   # The Python package's tests (python/) and test/EndToEnd/llama.test's
   # float64 reference: torch 1.13 (about 1 min to
   # install, ~1 GB), pip and setuptools for `pip install ./python`.

@@ -473,6 +473,21 @@ TEST_F(EmitTest, TinyTrainingWithCblasMatchesInterpreter) {
   }
 }
 
+// The GEMMs through oneDNN (dnnl_sgemm, the batches of the attention GEMMs
+// in parallel), f32 directly and f16 through f32 scratch, where installed.
+TEST_F(EmitTest, TinyTrainingWithDnnlMatchesInterpreter) {
+  if (!llvm::sys::fs::exists("/usr/include/oneapi/dnnl/dnnl.h"))
+    GTEST_SKIP() << "no oneapi/dnnl/dnnl.h (libdnnl-dev)";
+  for (const char *dtype : {"f32", "f16"}) {
+    OwningOpRef<ModuleOp> module =
+        compileSpec(context, tinySpec(true, "0.1", dtype));
+    ASSERT_TRUE(module);
+    checkAgainstInterpreter(*module, *module, "tiny-dnnl",
+                            StringRef(dtype) == "f32" ? 1e-4 : 2e-2,
+                            "-DSLUICE_HAVE_DNNL -ldnnl");
+  }
+}
+
 /// Hand-fused kernels (test/Codegen/emit-kernels.mlir, which also pins the
 /// emitted text): a layernorm (two reductions, an outer-only map between
 /// them, broadcast scale), a causal softmax with dropout (max and sum,

@@ -128,6 +128,13 @@ TEST(ToolchainCommands, NvccAndHostFlags) {
   EXPECT_TRUE(has(native, "-lsleefgnuabi"));
   EXPECT_TRUE(has(hostCommand("c++", "m.cpp", "libm.so", all, "x86-64-v3"),
                   "-march=x86-64-v3"));
+  // oneDNN, when there, is the GEMM library instead of OpenBLAS.
+  all.dnnl = true;
+  std::vector<std::string> dnnl = hostCommand("c++", "m.cpp", "libm.so", all);
+  EXPECT_TRUE(has(dnnl, "-DSLUICE_HAVE_DNNL"));
+  EXPECT_FALSE(has(dnnl, "-DSLUICE_HAVE_CBLAS"));
+  EXPECT_EQ(dnnl.back(), "-ldnnl");
+  EXPECT_FALSE(has(dnnl, "-lopenblas"));
 }
 
 TEST(ToolchainCommands, CpuArch) {

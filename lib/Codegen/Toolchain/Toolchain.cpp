@@ -111,7 +111,15 @@ HostFeatures probeHostFeatures(StringRef compiler, StringRef scratchDir) {
             "for (int i = 0; i < 4; ++i) n += omp_get_num_threads();\n"
             "return n; }\n",
             {"-fopenmp"});
+  std::string gemm = getEnv("SLUICE_CPU_GEMM").value_or("");
+  features.dnnl =
+      (gemm.empty() || gemm == "dnnl") &&
+      probe(compiler, scratchDir, "dnnl",
+            "#include <oneapi/dnnl/dnnl.h>\nextern \"C\" void f(float *c) {\n"
+            "dnnl_sgemm('N', 'N', 1, 1, 1, 1.0f, c, 1, c, 1, 0.0f, c, 1); }\n",
+            {"-ldnnl", "-Wl,--no-undefined"});
   features.openblas =
+      gemm != "loops" && !features.dnnl &&
       probe(compiler, scratchDir, "openblas",
             "#include <cblas.h>\nextern \"C\" void f(float *c) {\n"
             "cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1,"
@@ -154,7 +162,9 @@ std::vector<std::string> hostCommand(StringRef compiler, StringRef source,
     command.push_back("-fopenmp");
   if (features.sleef)
     command.push_back("-DSLUICE_HAVE_SLEEF");
-  if (features.openblas)
+  if (features.dnnl)
+    command.push_back("-DSLUICE_HAVE_DNNL");
+  else if (features.openblas)
     command.push_back("-DSLUICE_HAVE_CBLAS");
   if (std::optional<std::string> extra = getEnv("SLUICE_CXXFLAGS")) {
     SmallVector<StringRef> words;
@@ -165,7 +175,9 @@ std::vector<std::string> hostCommand(StringRef compiler, StringRef source,
   command.insert(command.end(), {source.str(), "-o", output.str()});
   if (features.sleef)
     command.push_back("-lsleefgnuabi");
-  if (features.openblas)
+  if (features.dnnl)
+    command.push_back("-ldnnl");
+  else if (features.openblas)
     command.push_back("-lopenblas");
   return command;
 }
