@@ -12,7 +12,9 @@
 # torch / Sluice; then, from the profile builds, each memory-bound kernel's
 # bandwidth (bytes from report.json) as a fraction of a copy measured in the
 # same process, the bytes-weighted fraction, and the memory-bound kernels'
-# total time fused vs --fuse=off. benchmarks/README.md.
+# total time fused vs --fuse=off; at 1 thread those are timed in process CPU
+# time (module_timer --clock cpu), at 2 threads by the steady clock.
+# benchmarks/README.md.
 #
 # Usage: benchmarks/cpu-vs-torch.sh [build-dir] [iterations] [rounds]
 #   defaults: build, 10, 3. SLUICE_BENCH_LAYERS="bert gpt2" picks layers.
@@ -73,10 +75,17 @@ for layer in $layers; do
   name="$($python -c 'import json,sys; print(json.load(open(sys.argv[1]))["name"])' "$work/$layer.json")"
   start=$(date +%s)
   "$sluicec" "$work/$layer.json" -o "$work/$layer-on" --compile --no-cuda --quiet "${extra_flags[@]}"
-  SLUICE_CXXFLAGS=-DSLUICE_PROFILE "$sluicec" "$work/$layer.json" -o "$work/$layer-prof" \
-    --compile --no-cuda --quiet "${extra_flags[@]}"
-  SLUICE_CXXFLAGS=-DSLUICE_PROFILE "$sluicec" "$work/$layer.json" -o "$work/$layer-off" \
-    --compile --no-cuda --quiet --fuse=off "${extra_flags[@]}"
+  # Profile builds, fused and unfused, timing kernels with the steady clock
+  # (2 threads) and in process CPU time (1 thread: what a core of its own
+  # would take, whatever else runs on the machine).
+  for clock in wall cpu; do
+    flags=-DSLUICE_PROFILE
+    [ $clock = cpu ] && flags="$flags -DSLUICE_PROFILE_CPU_TIME"
+    SLUICE_CXXFLAGS="$flags" "$sluicec" "$work/$layer.json" -o "$work/$layer-prof-$clock" \
+      --compile --no-cuda --quiet "${extra_flags[@]}"
+    SLUICE_CXXFLAGS="$flags" "$sluicec" "$work/$layer.json" -o "$work/$layer-off-$clock" \
+      --compile --no-cuda --quiet --fuse=off "${extra_flags[@]}"
+  done
   echo "$layer: modules built in $(( $(date +%s) - start )) s"
   # Alternate Sluice and torch within each round so both see the same load.
   for round in $(seq 1 "$rounds"); do
@@ -90,12 +99,14 @@ for layer in $layers; do
     done
   done
   # Per-kernel times: the profile builds (fused and unfused), each with a
-  # copy of the largest tensor's size measured in the same process.
+  # 16 MiB copy measured in the same process and the same clock.
   for threads in 1 2; do
     export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
+    clock=wall
+    [ $threads = 1 ] && clock=cpu
     for variant in prof off; do
-      "$work/module_timer" "$work/$layer-$variant/lib${name}_cpu.so" \
-        --iterations "$iterations" --copy-bytes $((16 << 20)) \
+      "$work/module_timer" "$work/$layer-$variant-$clock/lib${name}_cpu.so" \
+        --iterations "$iterations" --copy-bytes $((16 << 20)) --clock $clock \
         > "$work/$layer-$variant-t$threads.json"
     done
   done

@@ -8,7 +8,8 @@ WORK holds, for LAYER and threads T in {1, 2}:
       taken alternately;
   LAYER-prof-tT.json, LAYER-off-tT.json: module_timer on the -DSLUICE_PROFILE
       builds, fused and --fuse=off, with a copy measured in the same process;
-  LAYER-prof/report.json, LAYER-off/report.json: the sluicec reports (bytes).
+  LAYER-{prof,off}-{wall,cpu}/report.json: the sluicec reports (bytes) of
+      the profile builds whose clock the timer JSON names.
 Every time comes from those files and every byte count from the reports.
 """
 
@@ -67,14 +68,17 @@ def bandwidth_table(work, layer):
     for threads in (1, 2):
         fused = load(os.path.join(work, "%s-prof-t%d.json" % (layer, threads)))
         unfused = load(os.path.join(work, "%s-off-t%d.json" % (layer, threads)))
-        report = load(os.path.join(work, layer + "-prof", "report.json"))
-        off_report = load(os.path.join(work, layer + "-off", "report.json"))
+        clock = fused.get("clock", "wall")
+        report = load(os.path.join(work, "%s-prof-%s" % (layer, clock),
+                                   "report.json"))
+        off_report = load(os.path.join(work, "%s-off-%s" % (layer, clock),
+                                       "report.json"))
         copy = fused["copy_gbs"]
         rows = memory_bound(fused, report)
-        print("\n%d thread(s): copy %.1f GB/s (%d MiB, %d copy threads); "
-              "memory-bound kernels, fused:" % (
-                  threads, copy, fused["copy_bytes"] >> 20,
-                  fused.get("copy_threads", 1)))
+        print("\n%d thread(s), %s time: copy %.1f GB/s (%d MiB, %d copy "
+              "threads); memory-bound kernels, fused:" % (
+                  threads, "process CPU" if clock == "cpu" else "wall", copy,
+                  fused["copy_bytes"] >> 20, fused.get("copy_threads", 1)))
         print("  %-22s %-14s %10s %12s %8s %7s" % (
             "kernel", "class", "ms", "bytes", "GB/s", "% copy"))
         for name, nbytes, ms, cls in rows:

@@ -1,7 +1,7 @@
 //===- module_timer.cpp - time an emitted module's phases -----------------===//
 //
 // module_timer LIB [--iterations N] [--warmup W] [--seed S] [--copy-bytes B]
-//              [--time-limit SECONDS]
+//              [--time-limit SECONDS] [--clock wall|cpu]
 //
 // Opens a module compiled by `sluicec --compile` (dlopen, generic entry
 // points only), fills its inputs with small random values, and runs
@@ -23,7 +23,11 @@
 // CUDA events on one stream around each phase and each copy). With
 // --time-limit, no iteration starts once that many seconds have passed
 // since the first one and at least one was timed: "iterations" is then the
-// number timed and "time_limited" is true.
+// number timed and "time_limited" is true. With --clock cpu (host only),
+// phases and the copy are timed in the process's CPU time instead of the
+// steady clock ("clock": "cpu"): on a shared machine, a one-thread run
+// then measures what it would take on a core of its own (a module built
+// with -DSLUICE_PROFILE_CPU_TIME times its kernels the same way).
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +40,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <random>
 #include <string>
@@ -168,6 +173,21 @@ bool allFinite(const std::vector<uint8_t> &bytes, int dtype) {
   return true;
 }
 
+/// Host milliseconds: the steady clock, or with --cpu-time the process's
+/// CPU time (what a single-threaded run takes on a core of its own, even
+/// when other processes share the machine).
+bool useCpuTime = false;
+double hostMs() {
+  if (useCpuTime) {
+    timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+  }
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 /// Threads the host copy uses: OpenMP's when module_timer is built with
 /// -fopenmp (as the CPU modules are), else 1.
 int copyThreads() {
@@ -227,11 +247,9 @@ double copyRate(uint64_t bytes, int iterations, void *stream) {
   (void)stream;
   std::vector<uint8_t> from(bytes, 1), to(bytes, 0);
   for (int i = 0; i < iterations + 2; ++i) {
-    auto begin = std::chrono::steady_clock::now();
+    double begin = hostMs();
     parallelCopy(to.data(), from.data(), bytes);
-    double ms = std::chrono::duration<double, std::milli>(
-                    std::chrono::steady_clock::now() - begin)
-                    .count();
+    double ms = hostMs() - begin;
     if (i >= 2)
       times.push_back(ms);
   }
@@ -252,6 +270,7 @@ std::string jsonString(const std::string &text) {
 int main(int argc, char **argv) {
   if (argc < 2)
     die("usage: module_timer LIB [--iterations N] [--warmup W] [--seed S] "
+        "[--clock wall|cpu] "
         "[--copy-bytes B] [--time-limit SECONDS]");
   const char *path = argv[1];
   int iterations = 20, warmup = 3;
@@ -271,6 +290,12 @@ int main(int argc, char **argv) {
       copyBytes = std::strtoull(argv[++i], nullptr, 10);
     else if (arg == "--time-limit")
       timeLimit = std::atof(argv[++i]);
+    else if (arg == "--clock") {
+      std::string clock = argv[++i];
+      if (clock != "wall" && clock != "cpu")
+        die("--clock must be 'wall' or 'cpu', not '" + clock + "'");
+      useCpuTime = clock == "cpu";
+    }
     else
       die("unknown option '" + arg + "'");
   }
@@ -367,7 +392,7 @@ int main(int argc, char **argv) {
 #ifdef SLUICE_TIMER_CUDA
       check(cudaEventRecord(start, cudaStream), "cudaEventRecord");
 #else
-      auto begin = std::chrono::steady_clock::now();
+      double begin = hostMs();
 #endif
       int status = m.run(ctx, phase, arguments[phase].data(), seed, stream);
       if (status)
@@ -382,9 +407,7 @@ int main(int argc, char **argv) {
             "cudaEventElapsedTime");
       ms = elapsed;
 #else
-      ms = std::chrono::duration<double, std::milli>(
-               std::chrono::steady_clock::now() - begin)
-               .count();
+      ms = hostMs() - begin;
 #endif
       if (iteration < warmup)
         continue;
@@ -472,9 +495,9 @@ int main(int argc, char **argv) {
               "\"copy_bytes\": %llu, ",
               median(totals), timeLimited ? "true" : "false",
               static_cast<unsigned long long>(copyBytes));
-  std::printf("\"copy_threads\": %d, \"copy_gbs\": %.1f, "
+  std::printf("\"clock\": \"%s\", \"copy_threads\": %d, \"copy_gbs\": %.1f, "
               "\"nonfinite_outputs\": [",
-              copyThreads(), copyGBs);
+              useCpuTime ? "cpu" : "wall", copyThreads(), copyGBs);
   for (size_t i = 0; i < nonfinite.size(); ++i)
     std::printf("%s%s", i ? ", " : "", jsonString(nonfinite[i]).c_str());
   std::printf("]}\n");
