@@ -104,16 +104,16 @@ private:
   bool isCuda() const { return target == EmitTarget::Cuda; }
   bool isRowBlock() const { return s.mode == ScheduleMode::RowBlock; }
   /// The points one `v` loop covers: the schedule's (16 bytes) on CUDA;
-  /// on the CPU 32 points (two AVX-512 or four AVX2 registers of f32) when
-  /// the schedule vectorizes and the innermost extent allows, else 16 or 8:
-  /// GCC fully unrolls constant loops of up to 16 iterations before its
-  /// loop vectorizer runs (then only its block vectorizer sees them, which
-  /// gives up on a Philox draw), so 32 keeps the `#pragma omp simd` loop a
-  /// loop.
+  /// on the CPU 128 points when the schedule vectorizes and the innermost
+  /// extent allows, else 32, 16 or 8: GCC fully unrolls constant loops of
+  /// up to 16 iterations before its loop vectorizer runs (then only its
+  /// block vectorizer sees them, which gives up on a Philox draw), so 128
+  /// keeps both the `#pragma omp simd` loop over the points and the one
+  /// over their 32 four-wide dropout draws loops.
   static int64_t cpuVectorWidth(const KernelSchedule &schedule) {
     if (schedule.vectorWidth <= 1 || schedule.innerSizes.empty())
       return schedule.vectorWidth;
-    for (int64_t width : {32, 16, 8})
+    for (int64_t width : {128, 32, 16, 8})
       if (schedule.innerSizes.back() % width == 0)
         return width;
     return schedule.vectorWidth;
@@ -271,6 +271,8 @@ void CoreEmitter::emitFourWideDraws(unsigned stage, StringRef indent) {
     std::string bits = "bits_" + valueName(mask.getResult());
     int64_t blocks = vectorWidth / 4;
     os << indent << "uint32_t " << bits << "[" << blocks << "];\n";
+    if (!isCuda())
+      os << indent << "#pragma omp simd\n";
     os << indent << "for (int w = 0; w < " << blocks << "; ++w)\n"
        << indent << "  " << bits << "[w] = sluice_dropout_keep4(seed, "
        << mask.getStream() << "ULL, ("
