@@ -473,8 +473,9 @@ TEST_F(EmitTest, TinyTrainingWithCblasMatchesInterpreter) {
   }
 }
 
-// The GEMMs through oneDNN (dnnl_sgemm, the batches of the attention GEMMs
-// in parallel), f32 directly and f16 through f32 scratch, where installed.
+// The GEMMs through oneDNN alone (dnnl_sgemm, the batches of the attention
+// GEMMs in parallel), f32 directly and f16 through f32 scratch, where
+// installed.
 TEST_F(EmitTest, TinyTrainingWithDnnlMatchesInterpreter) {
   if (!llvm::sys::fs::exists("/usr/include/oneapi/dnnl/dnnl.h"))
     GTEST_SKIP() << "no oneapi/dnnl/dnnl.h (libdnnl-dev)";

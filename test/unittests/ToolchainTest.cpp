@@ -128,13 +128,18 @@ TEST(ToolchainCommands, NvccAndHostFlags) {
   EXPECT_TRUE(has(native, "-lsleefgnuabi"));
   EXPECT_TRUE(has(hostCommand("c++", "m.cpp", "libm.so", all, "x86-64-v3"),
                   "-march=x86-64-v3"));
-  // oneDNN, when there, is the GEMM library instead of OpenBLAS.
+  // oneDNN, when there, is linked beside OpenBLAS (f32 GEMMs use it).
   all.dnnl = true;
   std::vector<std::string> dnnl = hostCommand("c++", "m.cpp", "libm.so", all);
   EXPECT_TRUE(has(dnnl, "-DSLUICE_HAVE_DNNL"));
-  EXPECT_FALSE(has(dnnl, "-DSLUICE_HAVE_CBLAS"));
-  EXPECT_EQ(dnnl.back(), "-ldnnl");
-  EXPECT_FALSE(has(dnnl, "-lopenblas"));
+  EXPECT_TRUE(has(dnnl, "-DSLUICE_HAVE_CBLAS"));
+  EXPECT_TRUE(has(dnnl, "-ldnnl"));
+  EXPECT_EQ(dnnl.back(), "-lopenblas");
+  all.openblas = false;
+  std::vector<std::string> onlyDnnl =
+      hostCommand("c++", "m.cpp", "libm.so", all);
+  EXPECT_FALSE(has(onlyDnnl, "-DSLUICE_HAVE_CBLAS"));
+  EXPECT_EQ(onlyDnnl.back(), "-ldnnl");
 }
 
 TEST(ToolchainCommands, CpuArch) {

@@ -35,8 +35,8 @@ struct HostFeatures {
   bool openmp = false;
   /// <cblas.h> compiles and `-lopenblas` links.
   bool openblas = false;
-  /// <oneapi/dnnl/dnnl.h> compiles and `-ldnnl` links (libdnnl-dev): GEMMs
-  /// then use oneDNN's dnnl_sgemm, preferred to OpenBLAS.
+  /// <oneapi/dnnl/dnnl.h> compiles and `-ldnnl` links (libdnnl-dev): f32
+  /// GEMMs then use oneDNN's dnnl_sgemm, preferred to OpenBLAS.
   bool dnnl = false;
   /// SLEEF's vector math in the GNU vector-function ABI
   /// (`-lsleefgnuabi`, Debian's libsleef-dev) links: map bodies then call
@@ -57,8 +57,8 @@ bool isCpuArch(llvm::StringRef arch);
 
 /// Probes `compiler` in `scratchDir` (an existing, writable directory).
 /// A probe that fails only turns its feature off. $SLUICE_CPU_GEMM picks
-/// the GEMM library by hand: `dnnl`, `openblas` (no oneDNN) or `loops`
-/// (neither); unset, the fastest one present (oneDNN, then OpenBLAS).
+/// the GEMM library by hand: `dnnl`, `openblas` or `loops` (neither);
+/// unset, both where present (oneDNN for f32, OpenBLAS for f16/bf16).
 HostFeatures probeHostFeatures(llvm::StringRef compiler,
                                llvm::StringRef scratchDir);
 
@@ -71,7 +71,7 @@ std::vector<std::string> nvccCommand(llvm::StringRef nvcc,
 
 /// The host compiler command line that compiles `source` into the shared
 /// library `output`: -O3 for `cpuArch` (see kCpuArchNative), plus -fopenmp,
-/// -DSLUICE_HAVE_SLEEF -lsleefgnuabi, and -DSLUICE_HAVE_DNNL -ldnnl or else
+/// -DSLUICE_HAVE_SLEEF -lsleefgnuabi, -DSLUICE_HAVE_DNNL -ldnnl and
 /// -DSLUICE_HAVE_CBLAS -lopenblas when `features` has them, plus the words
 /// of $SLUICE_CXXFLAGS (for example -DSLUICE_PROFILE) before the source.
 std::vector<std::string>

@@ -119,7 +119,7 @@ HostFeatures probeHostFeatures(StringRef compiler, StringRef scratchDir) {
             "dnnl_sgemm('N', 'N', 1, 1, 1, 1.0f, c, 1, c, 1, 0.0f, c, 1); }\n",
             {"-ldnnl", "-Wl,--no-undefined"});
   features.openblas =
-      gemm != "loops" && !features.dnnl &&
+      (gemm.empty() || gemm == "openblas") &&
       probe(compiler, scratchDir, "openblas",
             "#include <cblas.h>\nextern \"C\" void f(float *c) {\n"
             "cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1,"
@@ -164,7 +164,7 @@ std::vector<std::string> hostCommand(StringRef compiler, StringRef source,
     command.push_back("-DSLUICE_HAVE_SLEEF");
   if (features.dnnl)
     command.push_back("-DSLUICE_HAVE_DNNL");
-  else if (features.openblas)
+  if (features.openblas)
     command.push_back("-DSLUICE_HAVE_CBLAS");
   if (std::optional<std::string> extra = getEnv("SLUICE_CXXFLAGS")) {
     SmallVector<StringRef> words;
@@ -177,7 +177,7 @@ std::vector<std::string> hostCommand(StringRef compiler, StringRef source,
     command.push_back("-lsleefgnuabi");
   if (features.dnnl)
     command.push_back("-ldnnl");
-  else if (features.openblas)
+  if (features.openblas)
     command.push_back("-lopenblas");
   return command;
 }
