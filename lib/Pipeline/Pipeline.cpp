@@ -18,6 +18,13 @@ using namespace mlir::sluice;
 
 void mlir::sluice::buildSluicePipeline(OpPassManager &pm,
                                        const PipelineOptions &options) {
+  if (options.selectLayouts) {
+    // Before autodiff: the cotangents take the forward's chosen layouts.
+    SluiceSelectLayoutsOptions select;
+    select.target = options.layoutTarget;
+    select.backward = options.training;
+    pm.addNestedPass<GraphOp>(createSluiceSelectLayouts(select));
+  }
   if (options.training) {
     // Legalizing first makes the forward save the contraction operands in
     // their GEMM layouts, so the backward does not relayout them again.

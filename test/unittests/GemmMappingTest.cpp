@@ -240,8 +240,45 @@ TEST_F(GemmMappingTest, Rejections) {
       failed(map("[j=3, p=4, b=2]", "[b=2, k=5, p=4]", "[b=2, j=3, k=5]")));
   // A group in two orders: k = (h, p) in the lhs, (p, h) in the rhs.
   EXPECT_TRUE(failed(map("[j=3, h=2, p=4]", "[u=5, p=4, h=2]", "[j=3, u=5]")));
-  // A free group split by the other in the result.
-  EXPECT_TRUE(failed(map("[a=2, c=3, i=4]", "[i=4, u=5]", "[a=2, u=5, c=3]")));
+  // Both free groups split by each other in the result: no part of either
+  // is a batch that leaves the rest contiguous.
+  EXPECT_TRUE(failed(map("[a=2, c=3, i=4]", "[i=4, u=5, v=6]",
+                         "[u=5, a=2, v=6, c=3]")));
+  // A batch dimension present: free dimensions are not promoted to batches.
+  EXPECT_TRUE(failed(map("[b=2, a=2, c=3, i=4]", "[b=2, i=4, u=5]",
+                         "[b=2, a=2, u=5, c=3]")));
+}
+
+// A free group split by the other in the result runs as a GEMM per element
+// of the outer part, the other operand shared (batch stride 0): a
+// projection writing [j, b, h, p] for the attention GEMMs. Of the parts
+// that could be the batch (j or b), the one giving fewer, larger GEMMs.
+TEST_F(GemmMappingTest, SharedOperandBatch) {
+  FailureOr<GemmMapping> g =
+      map("[b=2, j=3, i=8]", "[h=2, p=4, i=8]", "[j=3, b=2, h=2, p=4]");
+  ASSERT_TRUE(succeeded(g));
+  EXPECT_FALSE(g->aIsLhs);
+  EXPECT_EQ(g->batchDims, Names({"b"}));
+  EXPECT_EQ(g->batchCount, 2);
+  EXPECT_EQ(g->mDims, Names({"h", "p"}));
+  EXPECT_EQ(g->nDims, Names({"j"}));
+  EXPECT_EQ(g->m, 8);
+  EXPECT_EQ(g->n, 3);
+  EXPECT_EQ(g->k, 8);
+  // A = the weight, shared; B = x, one [j, i] slice per b.
+  EXPECT_EQ(g->strideA, 0);
+  EXPECT_EQ(g->strideB, 24);
+  // C: b is 8 elements apart, j 16.
+  EXPECT_EQ(g->strideC, 8);
+  EXPECT_EQ(g->ldc, 16);
+  EXPECT_EQ(g->ldb, 8);
+  // The same from the other operand's side: a GEMM per h.
+  FailureOr<GemmMapping> perHead =
+      map("[b=2, j=3, i=8]", "[h=2, p=4, i=8]", "[h=2, b=2, j=3, p=4]");
+  ASSERT_TRUE(succeeded(perHead));
+  EXPECT_EQ(perHead->batchDims, Names({"h"}));
+  EXPECT_EQ(perHead->batchCount, 2);
+  EXPECT_EQ(perHead->aIsLhs ? perHead->strideA : perHead->strideB, 0);
 }
 
 // Dimensions of size 1 do not break contiguity, whatever their position.
@@ -488,7 +525,7 @@ std::vector<double> randomData(NamedTensorType type, std::mt19937_64 &random) {
 
 TEST_F(GemmMappingTest, ReferenceGemmEqualsEinsumOnRandomContractions) {
   std::mt19937_64 random(7);
-  int mapped = 0, batched = 0, transposed = 0;
+  int mapped = 0, batched = 0, transposed = 0, shared = 0;
   for (int trial = 0; trial < 600; ++trial) {
     RandomContraction c = randomContraction(random);
     NamedTensorType lhs = tensor(c.lhs), rhs = tensor(c.rhs),
@@ -500,6 +537,7 @@ TEST_F(GemmMappingTest, ReferenceGemmEqualsEinsumOnRandomContractions) {
     ++mapped;
     batched += g->batchCount > 1;
     transposed += g->transA || g->transB;
+    shared += g->batchCount > 1 && (g->strideA == 0 || g->strideB == 0);
     SCOPED_TRACE(c.lhs + " x " + c.rhs + " -> " + c.result);
     std::vector<double> lhsData = randomData(lhs, random);
     std::vector<double> rhsData = randomData(rhs, random);
@@ -533,6 +571,7 @@ TEST_F(GemmMappingTest, ReferenceGemmEqualsEinsumOnRandomContractions) {
   EXPECT_GT(mapped, 150);
   EXPECT_GT(batched, 30);
   EXPECT_GT(transposed, 50);
+  EXPECT_GT(shared, 10);
 }
 
 //===----------------------------------------------------------------------===//

@@ -40,6 +40,11 @@ struct PipelineOptions {
   bool foldEpilogues = true;
   /// Where dropout masks live between forward and backward.
   MaskPolicy maskPolicy = MaskPolicy::Auto;
+  /// Choose intermediate layouts and GEMM mappings from the cost model
+  /// (--sluice-select-layouts); false keeps the builder's layouts.
+  bool selectLayouts = false;
+  /// The target the selection prices on; empty: the module's default.
+  std::string layoutTarget;
 };
 
 /// Adds the sluicec pass pipeline to `pm`.

@@ -17,13 +17,28 @@
 using namespace mlir;
 using namespace mlir::sluice;
 
+/// The position of `name` in `type`'s layout. Dimension names are uniqued
+/// StringAttrs, so this compares pointers (the layout search asks often).
+static std::optional<unsigned> positionOf(NamedTensorType type,
+                                          StringAttr name) {
+  ArrayRef<StringAttr> names = type.getDimNames();
+  for (unsigned i = 0; i < names.size(); ++i)
+    if (names[i] == name)
+      return i;
+  return std::nullopt;
+}
+
+static bool holds(NamedTensorType type, StringAttr name) {
+  return positionOf(type, name).has_value();
+}
+
 ContractionDims mlir::sluice::classifyContraction(NamedTensorType lhs,
                                                   NamedTensorType rhs,
                                                   NamedTensorType result) {
   ContractionDims dims;
   for (StringAttr name : result.getDimNames()) {
-    bool inLhs = lhs.hasDim(name.getValue());
-    bool inRhs = rhs.hasDim(name.getValue());
+    bool inLhs = holds(lhs, name);
+    bool inRhs = holds(rhs, name);
     if (inLhs && inRhs)
       dims.batch.push_back(name);
     else if (inLhs)
@@ -32,7 +47,7 @@ ContractionDims mlir::sluice::classifyContraction(NamedTensorType lhs,
       dims.rhsFree.push_back(name);
   }
   for (StringAttr name : lhs.getDimNames())
-    if (rhs.hasDim(name.getValue()) && !result.hasDim(name.getValue()))
+    if (holds(rhs, name) && !holds(result, name))
       dims.contracted.push_back(name);
   return dims;
 }
@@ -63,7 +78,7 @@ FailureOr<GroupView> viewGroup(NamedTensorType type, ArrayRef<int64_t> strides,
   SmallVector<unsigned> positions;
   GroupView view;
   for (StringAttr name : group) {
-    unsigned position = *type.getDimPosition(name.getValue());
+    unsigned position = *positionOf(type, name);
     int64_t size = type.getSizes()[position];
     view.size *= size;
     if (size != 1)
@@ -77,6 +92,27 @@ FailureOr<GroupView> viewGroup(NamedTensorType type, ArrayRef<int64_t> strides,
   }
   if (!positions.empty())
     view.stride = strides[positions.back()];
+  return view;
+}
+
+/// How `group` lies in `type` when `type` may lack it entirely: an operand
+/// shared by every batch (stride 0). A group only partly in `type` fails.
+FailureOr<GroupView> viewBatchGroup(NamedTensorType type,
+                                    ArrayRef<int64_t> strides,
+                                    ArrayRef<StringAttr> group,
+                                    NamedTensorType result) {
+  if (llvm::all_of(group, [&](StringAttr name) {
+        return holds(type, name);
+      }))
+    return viewGroup(type, strides, group);
+  if (llvm::any_of(group, [&](StringAttr name) {
+        return holds(type, name);
+      }))
+    return failure();
+  GroupView view;
+  for (StringAttr name : group)
+    view.size *= result.getSizes()[*positionOf(result, name)];
+  view.stride = 0;
   return view;
 }
 
@@ -124,10 +160,12 @@ FailureOr<GemmMapping> mapWithRoles(NamedTensorType lhs, NamedTensorType rhs,
 
   FailureOr<GroupView> aM = viewGroup(aType, aStrides, mGroup);
   FailureOr<GroupView> aK = viewGroup(aType, aStrides, dims.contracted);
-  FailureOr<GroupView> aBatch = viewGroup(aType, aStrides, dims.batch);
+  FailureOr<GroupView> aBatch =
+      viewBatchGroup(aType, aStrides, dims.batch, result);
   FailureOr<GroupView> bK = viewGroup(bType, bStrides, dims.contracted);
   FailureOr<GroupView> bN = viewGroup(bType, bStrides, nGroup);
-  FailureOr<GroupView> bBatch = viewGroup(bType, bStrides, dims.batch);
+  FailureOr<GroupView> bBatch =
+      viewBatchGroup(bType, bStrides, dims.batch, result);
   FailureOr<GroupView> cM = viewGroup(result, cStrides, mGroup);
   FailureOr<GroupView> cN = viewGroup(result, cStrides, nGroup);
   FailureOr<GroupView> cBatch = viewGroup(result, cStrides, dims.batch);
@@ -173,6 +211,37 @@ bool fitsInt64(NamedTensorType type) {
                                       std::numeric_limits<int64_t>::max());
 }
 
+/// The mapping with A = lhs, else with A = rhs, or failure.
+FailureOr<GemmMapping> mapEitherRole(NamedTensorType lhs, NamedTensorType rhs,
+                                     NamedTensorType result,
+                                     const ContractionDims &dims) {
+  for (bool aIsLhs : {true, false}) {
+    FailureOr<GemmMapping> mapping =
+        mapWithRoles(lhs, rhs, result, dims, aIsLhs);
+    if (succeeded(mapping))
+      return mapping;
+  }
+  return failure();
+}
+
+/// The mapping that runs the free dimensions of one operand selected by
+/// `mask` (bit i: the i-th of its free group in the result's order) as the
+/// batch, the other operand being shared by every batch (stride 0), or
+/// failure. E.g. x[b, j, i] . w[h, p, i] -> q[j, b, h, p]: a GEMM per b.
+FailureOr<GemmMapping> mapWithSharedBatch(NamedTensorType lhs,
+                                          NamedTensorType rhs,
+                                          NamedTensorType result,
+                                          const ContractionDims &dims,
+                                          bool fromLhs, unsigned mask) {
+  ContractionDims promoted = dims;
+  SmallVector<StringAttr> &free = fromLhs ? promoted.lhsFree : promoted.rhsFree;
+  SmallVector<StringAttr> kept;
+  for (auto [index, name] : llvm::enumerate(free))
+    (mask & (1u << index) ? promoted.batch : kept).push_back(name);
+  free = kept;
+  return mapEitherRole(lhs, rhs, result, promoted);
+}
+
 } // namespace
 
 FailureOr<GemmMapping> mlir::sluice::mapContraction(NamedTensorType lhs,
@@ -185,15 +254,29 @@ FailureOr<GemmMapping> mlir::sluice::mapContraction(NamedTensorType lhs,
   // Which operand is A follows from which free group is innermost in C; try
   // A = lhs first so that the choice is deterministic when both fit (a
   // free group of size 1).
-  for (bool aIsLhs : {true, false}) {
-    FailureOr<GemmMapping> mapping =
-        mapWithRoles(lhs, rhs, result, dims, aIsLhs);
-    if (succeeded(mapping)) {
-      mapping->alpha = scale;
-      return mapping;
+  FailureOr<GemmMapping> mapping = mapEitherRole(lhs, rhs, result, dims);
+  // Without batch dimensions, some free dimensions of one operand may run as
+  // the batch with the other operand shared (stride 0). The fewest batches
+  // (the largest GEMMs) win; ties go to the lhs's subsets, then the rhs's,
+  // each in increasing mask order.
+  if (failed(mapping) && dims.batch.empty()) {
+    for (bool fromLhs : {true, false}) {
+      unsigned count = fromLhs ? dims.lhsFree.size() : dims.rhsFree.size();
+      if (count > 8)
+        continue;
+      for (unsigned mask = 1; mask + 1 < (1u << count); ++mask) {
+        FailureOr<GemmMapping> shared =
+            mapWithSharedBatch(lhs, rhs, result, dims, fromLhs, mask);
+        if (succeeded(shared) &&
+            (failed(mapping) || shared->batchCount < mapping->batchCount))
+          mapping = shared;
+      }
     }
   }
-  return failure();
+  if (failed(mapping))
+    return failure();
+  mapping->alpha = scale;
+  return mapping;
 }
 
 FailureOr<GemmMapping> mlir::sluice::mapContraction(ContractOp contract) {

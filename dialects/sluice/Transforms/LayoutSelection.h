@@ -1,0 +1,64 @@
+//===- LayoutSelection.h - the layout selection problem of a graph -*- C++ -*-===//
+//
+// The global layout selection (docs/Layout.md) as a factored problem for
+// LayoutSolver: every layout class (tensors that must share one dimension
+// order because an element-wise op or a composite ties them) that touches a
+// contraction and holds no boundary tensor is a variable whose candidates
+// are its dimension orders; every contraction is a term priced by the cost
+// model as the strided-batched GEMM its layouts map to (plus the relayouts
+// --sluice-legalize-contractions would insert where they map to none), with
+// the two gradient contractions of training priced in the same term; every
+// reduction over a variable tensor is a term priced by whether it reduces
+// along or across the contiguous dimension.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SLUICE_TRANSFORMS_LAYOUTSELECTION_H
+#define SLUICE_TRANSFORMS_LAYOUTSELECTION_H
+
+#include "dialects/sluice/SluiceOps.h"
+#include "sluice/Analysis/LayoutSolver.h"
+#include "sluice/Analysis/Target.h"
+
+#include <vector>
+
+namespace mlir::sluice {
+
+/// One layout class: its tensors and candidate dimension orders.
+struct LayoutClass {
+  SmallVector<Value> members;
+  /// Candidate layouts (dimension names, outermost first); the first is the
+  /// current one, so that ties keep it.
+  std::vector<SmallVector<StringAttr>> candidates;
+};
+
+/// A graph's selection problem: `problem.numChoices[v]` is
+/// `classes[v].candidates.size()`.
+struct LayoutSelection {
+  std::vector<LayoutClass> classes;
+  FactoredProblem problem;
+};
+
+/// Options of the model the problem is built from.
+struct LayoutSelectionOptions {
+  /// Price each contraction's two gradient contractions too (training: the
+  /// cotangents take the layouts of their primals).
+  bool backward = false;
+  /// Classes of higher rank keep their layout (rank! candidates).
+  unsigned maxRank = 5;
+  /// Keep only the first this many candidates of each class (0: all).
+  unsigned maxCandidates = 0;
+};
+
+/// Builds the selection problem of the top level of `graph` on `target`.
+LayoutSelection buildLayoutSelection(GraphOp graph, const GpuTarget &target,
+                                     const LayoutSelectionOptions &options);
+
+/// Rewrites the type of every member of every class to its chosen layout.
+/// Returns the number of tensors whose layout changed.
+unsigned applyLayoutSelection(const LayoutSelection &selection,
+                              const std::vector<unsigned> &choice);
+
+} // namespace mlir::sluice
+
+#endif // SLUICE_TRANSFORMS_LAYOUTSELECTION_H
