@@ -31,6 +31,7 @@ _nvcc = (os.environ.get("SLUICE_NVCC") or shutil.which("nvcc") or
           if os.access("/usr/local/cuda/bin/nvcc", os.X_OK) else None))
 if _nvcc:
     config.available_features.add("nvcc")
+    config.substitutions.append(("%nvcc", _nvcc))
 try:
     _smi = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True,
                           timeout=30)

@@ -4,6 +4,11 @@
 // reference interpreter, the accounting and --sluice-decompose all use these,
 // so a composite means exactly what its decomposition computes.
 //
+// Divisions by a softmax sum, an element count, 1 + exp(-x) or 1 - p (a
+// divisor at least 2^-32, never subnormal) carry fastmath<arcp>: generated
+// kernels may multiply by the correctly rounded reciprocal instead
+// (docs/Codegen.md, "Divisions"); the interpreter divides.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dialects/sluice/SluiceDecompositions.h"
@@ -67,7 +72,9 @@ Decomposition SoftmaxOp::decompose(OpBuilder &builder, FloatType computeType) {
   Value normalized = buildMap(
       builder, loc, type, {exp, sum}, computeType,
       [](OpBuilder &b, Location loc, ValueRange args) {
-        return arith::DivFOp::create(b, loc, args[0], args[1]).getResult();
+        return arith::DivFOp::create(b, loc, args[0], args[1],
+                                     arith::FastMathFlags::arcp)
+            .getResult();
       });
   return SmallVector<Value>{normalized};
 }
@@ -88,7 +95,8 @@ static Value buildRstd(OpBuilder &builder, Location loc, NamedTensorType type,
   return buildMap(builder, loc, type, {sumSquares}, computeType,
                   [&](OpBuilder &b, Location loc, ValueRange args) {
                     Value n = buildConstant(b, loc, computeType, count);
-                    Value mean = arith::DivFOp::create(b, loc, args[0], n);
+                    Value mean = arith::DivFOp::create(
+                        b, loc, args[0], n, arith::FastMathFlags::arcp);
                     Value shifted = arith::AddFOp::create(
                         b, loc, mean, buildConstant(b, loc, computeType, eps));
                     return math::RsqrtOp::create(b, loc, shifted).getResult();
@@ -109,7 +117,9 @@ Decomposition LayerNormOp::decompose(OpBuilder &builder,
       buildMap(builder, loc, getMean().getType(), {sum}, computeType,
                [&](OpBuilder &b, Location loc, ValueRange args) {
                  Value n = buildConstant(b, loc, computeType, count);
-                 return arith::DivFOp::create(b, loc, args[0], n).getResult();
+                 return arith::DivFOp::create(b, loc, args[0], n,
+                                              arith::FastMathFlags::arcp)
+                     .getResult();
                });
   Value squares = buildMap(
       builder, loc, inputType.withElementType(stats), {getInput(), mean},
@@ -166,7 +176,7 @@ static Value buildSilu(OpBuilder &b, Location loc, FloatType computeType,
   Value exp = math::ExpOp::create(b, loc, negated);
   Value onePlus = arith::AddFOp::create(
       b, loc, exp, buildConstant(b, loc, computeType, 1.0));
-  return arith::DivFOp::create(b, loc, x, onePlus);
+  return arith::DivFOp::create(b, loc, x, onePlus, arith::FastMathFlags::arcp);
 }
 
 Decomposition SiluOp::decompose(OpBuilder &builder, FloatType computeType) {
@@ -325,7 +335,9 @@ Decomposition DropoutOp::decompose(OpBuilder &builder, FloatType computeType) {
                  Value kept = arith::MulFOp::create(b, loc, args[0], args[1]);
                  Value keep =
                      buildConstant(b, loc, computeType, 1.0 - probability);
-                 return arith::DivFOp::create(b, loc, kept, keep).getResult();
+                 return arith::DivFOp::create(b, loc, kept, keep,
+                                              arith::FastMathFlags::arcp)
+                     .getResult();
                });
   return SmallVector<Value>{result, mask};
 }

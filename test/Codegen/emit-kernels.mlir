@@ -18,11 +18,17 @@
 // SCHED: sluice.name = "ffn1"
 // SCHED-NOT: sluice.schedule
 
-// CUDA-LABEL: __global__ void __launch_bounds__(32) sluice_kernel_0_ln(const float *in0, const float *in1, float *out0, float *out1, uint64_t seed)
+// Kernels with vector groups are templates over Aligned (the launch picks
+// the variant); the header lists the parameters accessed 16 bytes at a time
+// (the static PTX checks want a 128-bit access for each); pointers that do
+// not overlap are __restrict__.
+// CUDA: // 16-byte: in0 in1 out0
+// CUDA-NEXT: template <bool Aligned>
+// CUDA-NEXT: __global__ void __launch_bounds__(32) sluice_kernel_0_ln(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out0, float *__restrict__ out1, uint64_t seed)
 // CUDA: for (int64_t o = blockIdx.x; o < 6LL; o += gridDim.x)
-// CUDA: sluice_load_vec<4>(ld0, in0 + (i_b * 120LL + i_j * 40LL + i_i));
+// CUDA: sluice_load_vec<4, Aligned>(ld0, in0 + (i_b * 120LL + i_j * 40LL + i_i));
 // CUDA: const float v0 = sluice_block_reduce<false, 32>(acc_v0, nullptr);
-// CUDA: sluice_store_vec<4>(out0 + (i_b * 120LL + i_j * 40LL + i_i), st0);
+// CUDA: sluice_store_vec<4, Aligned>(out0 + (i_b * 120LL + i_j * 40LL + i_i), st0);
 // CUDA: if (t == 0) {
 // CUDA-NEXT: sluice_store(&out1[i_b * 3LL + i_j], v4);
 // CUDA-LABEL: sluice_kernel_1_softmax(
@@ -34,6 +40,9 @@
 // CUDA: uint32_t [[BITS:bits_v[0-9]+]][1];
 // CUDA: [[BITS]][w] = sluice_dropout_keep4(seed, 5ULL, ((uint64_t)(i_h * 108LL + i_j * 36LL + i_k) >> 2) + w, 0x40000000u);
 // CUDA: const float v{{[0-9]+}} = ([[BITS]][v >> 2] >> (v & 3)) & 1u ? 1.0f : 0.0f;
+// The softmax division allows the reciprocal (fastmath<arcp>): a multiply
+// by the correctly rounded reciprocal of the row sum, no IEEE division.
+// CUDA: const float v{{[0-9]+}}_0 = sluice_mul_rcp(v{{[0-9]+}}_a0, v{{[0-9]+}}_a1);
 // CUDA-LABEL: sluice_kernel_2_transpose(
 // CUDA: for (int64_t g = (int64_t)blockIdx.x * 256 + threadIdx.x; g < 240LL; g += (int64_t)gridDim.x * 256)
 // The bias-gradient result of d_w1 runs as a generated reduction over (b, j).
@@ -43,12 +52,12 @@
 // CUDA: cublasLtMatmulDescCreate(&ctx->lt_desc_0, CUBLAS_COMPUTE_32F, CUDA_R_32F)
 // CUDA: cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_GELU_BIAS;
 // CUDA-LABEL: extern "C" int sluice_fused_forward(
-// CUDA: sluice_kernel_0_ln<<<6, 32, 0, stream>>>((const float *)(args->x), (const float *)(args->g), (float *)(args->y), (float *)(args->rstd), args->seed);
+// CUDA: (sluice_aligned16(args->x) && sluice_aligned16(args->g) && sluice_aligned16(args->y) && sluice_aligned16(args->rstd) ? sluice_kernel_0_ln<true> : sluice_kernel_0_ln<false>)<<<6, 32, 0, stream>>>((const float *)(args->x), (const float *)(args->g), (float *)(args->y), (float *)(args->rstd), args->seed);
 // CUDA-NEXT: SLUICE_CHECK_LAUNCH("kernel 'ln' (fused: ln)");
-// CUDA: sluice_kernel_1_softmax<<<6, 32, 0, stream>>>
+// CUDA: sluice_kernel_1_softmax<false>)<<<6, 32, 0, stream>>>
 // CUDA: sluice_kernel_2_transpose<<<1, 256, 0, stream>>>
 // CUDA: SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_desc_0, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias))
-// CUDA: SLUICE_CHECK_CUBLAS(cublasLtMatmul(ctx->lt, ctx->lt_desc_0, &alpha, args->w1, ctx->lt_a_0, args->x, ctx->lt_b_0, &beta, args->h, ctx->lt_c_0, args->h, ctx->lt_c_0, NULL, ctx->workspace, ctx->workspace_bytes, stream)
+// CUDA: SLUICE_CHECK_CUBLAS(cublasLtMatmul(ctx->lt, ctx->lt_desc_0, &alpha, args->w1, ctx->lt_a_0, args->x, ctx->lt_b_0, &beta, args->h, ctx->lt_c_0, args->h, ctx->lt_c_0, algo, ctx->workspace, ctx->workspace_bytes, stream)
 // CUDA: cublasGemmStridedBatchedEx(ctx->blas, CUBLAS_OP_N, CUBLAS_OP_T, 40, 16, 6, &alpha, args->x, CUDA_R_32F, 40, 0LL, args->dy, CUDA_R_32F, 16, 0LL, &beta, args->dw, CUDA_R_32F, 40, 0LL, 1, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)
 // CUDA: sluice_kernel_3_d_w1_bgrad<<<16, 32, 0, stream>>>((const float *)(args->dy), (float *)(args->db), args->seed);
 // CUDA-LABEL: extern "C" int sluice_num_phases(void) { return 1; }
@@ -114,7 +123,7 @@ module {
       %mean = sluice.map (%sum) : (!sluice.tensor<[b=2, j=3], f32>) -> !sluice.tensor<[b=2, j=3], f32> {
       ^bb0(%v: f32):
         %c = arith.constant 40.0 : f32
-        %q = arith.divf %v, %c : f32
+        %q = arith.divf %v, %c fastmath<arcp> : f32
         sluice.yield %q : f32
       }
       %sq = sluice.map (%xa, %mean) : (!sluice.tensor<[b=2, j=3, i=40], f32>, !sluice.tensor<[b=2, j=3], f32>) -> !sluice.tensor<[b=2, j=3, i=40], f32> {
@@ -128,7 +137,7 @@ module {
       ^bb0(%v: f32):
         %c = arith.constant 40.0 : f32
         %eps = arith.constant 1.0e-5 : f32
-        %q = arith.divf %v, %c : f32
+        %q = arith.divf %v, %c fastmath<arcp> : f32
         %w = arith.addf %q, %eps : f32
         %rs = math.rsqrt %w : f32
         sluice.yield %rs : f32
@@ -159,7 +168,7 @@ module {
       %mask = sluice.random_mask {probability = 0.25 : f64, stream = 5 : i64} : !sluice.tensor<[h=2, j=3, k=36], f32>
       %pr = sluice.map (%ex, %sm, %mask) : (!sluice.tensor<[h=2, j=3, k=36], f32>, !sluice.tensor<[h=2, j=3], f32>, !sluice.tensor<[h=2, j=3, k=36], f32>) -> !sluice.tensor<[h=2, j=3, k=36], f32> {
       ^bb0(%e: f32, %t: f32, %mk: f32):
-        %q = arith.divf %e, %t : f32
+        %q = arith.divf %e, %t fastmath<arcp> : f32
         %w = arith.mulf %q, %mk : f32
         sluice.yield %w : f32
       }

@@ -36,11 +36,11 @@ sluice.graph @rmsnorm(%x: !sluice.tensor<[j=4, i=8], bf16> {sluice.name = "x"},
 // CHECK-NEXT: %[[E:.*]] = math.exp %[[N]] : f32
 // CHECK-NEXT: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
 // CHECK-NEXT: %[[D:.*]] = arith.addf %[[E]], %[[ONE]] : f32
-// CHECK-NEXT: %[[Q:.*]] = arith.divf %[[AV]], %[[D]] : f32
+// CHECK-NEXT: %[[Q:.*]] = arith.divf %[[AV]], %[[D]] fastmath<arcp> : f32
 // CHECK-NEXT: yield %[[Q]] : f32
 // CHECK: %[[G:.*]] = map(%[[S]], %b) {sluice.name = "gate"}
 // CHECK-NEXT: ^bb0(%[[GV:.*]]: f32, %[[BV:.*]]: f32):
-// CHECK: %[[SG:.*]] = arith.divf %[[GV]], %{{.*}} : f32
+// CHECK: %[[SG:.*]] = arith.divf %[[GV]], %{{.*}} fastmath<arcp> : f32
 // CHECK-NEXT: %[[P:.*]] = arith.mulf %[[SG]], %[[BV]] : f32
 // CHECK-NEXT: yield %[[P]] : f32
 sluice.graph @swiglu(%a: !sluice.tensor<[j=4, u=8], f32> {sluice.name = "a"},

@@ -56,7 +56,7 @@ sluice.graph @residual_add(%a: !sluice.tensor<[j=4, i=8], f32> {sluice.name = "a
 // CHECK-NEXT: %[[SUM:.*]] = reduce sum %[[EXP]] over ["k"] : !sluice.tensor<[j=4, k=4], f16> -> !sluice.tensor<[j=4], f32>
 // CHECK-NEXT: %[[Y:.*]] = map(%[[EXP]], %[[SUM]]) {sluice.name = "attn_softmax"} : (!sluice.tensor<[j=4, k=4], f16>, !sluice.tensor<[j=4], f32>) -> !sluice.tensor<[j=4, k=4], f16> {
 // CHECK-NEXT: ^bb0(%[[EV:.*]]: f32, %[[SV:.*]]: f32):
-// CHECK-NEXT: %[[Q:.*]] = arith.divf %[[EV]], %[[SV]] : f32
+// CHECK-NEXT: %[[Q:.*]] = arith.divf %[[EV]], %[[SV]] fastmath<arcp> : f32
 // CHECK-NEXT: yield %[[Q]] : f32
 // CHECK-NEXT: }
 // CHECK-NEXT: return %[[Y]]
@@ -75,7 +75,7 @@ sluice.graph @softmax(%x: !sluice.tensor<[j=4, k=4], f16> {sluice.name = "x"})
 // CHECK-NEXT: %[[MEAN:.*]] = map(%[[SUM]]) : (!sluice.tensor<[j=4], f32>) -> !sluice.tensor<[j=4], f32> {
 // CHECK-NEXT: ^bb0(%[[SV:.*]]: f32):
 // CHECK-NEXT: %[[N:.*]] = arith.constant 1.600000e+01 : f32
-// CHECK-NEXT: %[[M:.*]] = arith.divf %[[SV]], %[[N]] : f32
+// CHECK-NEXT: %[[M:.*]] = arith.divf %[[SV]], %[[N]] fastmath<arcp> : f32
 // CHECK-NEXT: yield %[[M]] : f32
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[SQ:.*]] = map(%[[X]], %[[MEAN]]) : (!sluice.tensor<[j=4, u=2, i=8], f16>, !sluice.tensor<[j=4], f32>) -> !sluice.tensor<[j=4, u=2, i=8], f32> {
@@ -88,7 +88,7 @@ sluice.graph @softmax(%x: !sluice.tensor<[j=4, k=4], f16> {sluice.name = "x"})
 // CHECK-NEXT: %[[RSTD:.*]] = map(%[[SSQ]]) : (!sluice.tensor<[j=4], f32>) -> !sluice.tensor<[j=4], f32> {
 // CHECK-NEXT: ^bb0(%[[QV:.*]]: f32):
 // CHECK-NEXT: %[[N2:.*]] = arith.constant 1.600000e+01 : f32
-// CHECK-NEXT: %[[VAR:.*]] = arith.divf %[[QV]], %[[N2]] : f32
+// CHECK-NEXT: %[[VAR:.*]] = arith.divf %[[QV]], %[[N2]] fastmath<arcp> : f32
 // CHECK-NEXT: %[[EPS:.*]] = arith.constant 9.99999997E-7 : f32
 // CHECK-NEXT: %[[VE:.*]] = arith.addf %[[VAR]], %[[EPS]] : f32
 // CHECK-NEXT: %[[R:.*]] = math.rsqrt %[[VE]] : f32
@@ -188,7 +188,7 @@ sluice.graph @gelu_tanh(%x: !sluice.tensor<[i=8], f32> {sluice.name = "x"})
 // CHECK-NEXT: ^bb0(%[[XV:.*]]: f32, %[[MV:.*]]: f32):
 // CHECK-NEXT: %[[K:.*]] = arith.mulf %[[XV]], %[[MV]] : f32
 // CHECK-NEXT: %[[KEEP:.*]] = arith.constant 7.500000e-01 : f32
-// CHECK-NEXT: %[[R:.*]] = arith.divf %[[K]], %[[KEEP]] : f32
+// CHECK-NEXT: %[[R:.*]] = arith.divf %[[K]], %[[KEEP]] fastmath<arcp> : f32
 // CHECK-NEXT: yield %[[R]] : f32
 // CHECK-NEXT: }
 // CHECK-NEXT: return %[[Y]], %[[MASK]]

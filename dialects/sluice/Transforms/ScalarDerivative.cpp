@@ -67,10 +67,13 @@ public:
       return factor;
     return builder.createOrFold<arith::MulFOp>(loc, tangent, factor);
   }
-  Value div(Value tangent, Value divisor) {
+  /// tangent / divisor; `flags` are the primal division's (a divisor that
+  /// allowed its reciprocal, fastmath<arcp>, still does).
+  Value div(Value tangent, Value divisor,
+            arith::FastMathFlags flags = arith::FastMathFlags::none) {
     if (!tangent)
       return {};
-    return builder.createOrFold<arith::DivFOp>(loc, tangent, divisor);
+    return builder.createOrFold<arith::DivFOp>(loc, tangent, divisor, flags);
   }
   /// cond ? a : b over tangents; null if both are zero.
   Value select(Value cond, Value a, Value b, Type type) {
@@ -157,8 +160,9 @@ static FailureOr<Value> tangentOf(TangentBuilder &t, Operation &op,
   case O::DivF: {
     // d(a/b) = da/b - (a/b) db/b.
     Value b = p(operand(1));
-    return t.sub(t.div(tan(operand(0)), b),
-                 t.div(t.mul(tan(operand(1)), r), b));
+    arith::FastMathFlags flags = llvm::cast<arith::DivFOp>(op).getFastmath();
+    return t.sub(t.div(tan(operand(0)), b, flags),
+                 t.div(t.mul(tan(operand(1)), r), b, flags));
   }
   case O::MaximumF:
   case O::MaxNumF:

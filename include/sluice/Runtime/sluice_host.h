@@ -15,6 +15,8 @@
 
 #include "sluice_runtime.h"
 
+#include <stdint.h>
+
 #if defined(SLUICE_RUNTIME_CUDA)
 /* A CUDA runtime call that must return cudaSuccess. */
 #define SLUICE_CHECK_CUDA(call, what)                                          \
@@ -32,6 +34,13 @@
       return sluice_fail(ctx, SLUICE_ERROR_CUDA, "%s: launch of %s: %s",       \
                          phase, what, cudaGetErrorString(e_));                 \
   } while (0)
+/* Before launching a kernel with vector accesses: true if the pointer is
+ * 16-byte aligned. The launch takes the kernel's Aligned = true variant
+ * (one 4-, 8- or 16-byte access per vector group, no test per thread) when
+ * every pointer is, the element-access variant otherwise. */
+static inline int sluice_aligned16(const void *p) {
+  return ((uintptr_t)p & 15u) == 0;
+}
 /* A cuBLAS / cuBLASLt call that must return CUBLAS_STATUS_SUCCESS. */
 #define SLUICE_CHECK_CUBLAS(call, what)                                        \
   do {                                                                         \

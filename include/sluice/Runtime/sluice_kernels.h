@@ -174,6 +174,21 @@ static inline SLUICE_HD double sluice_maximum(double a, double b) {
 static inline SLUICE_HD double sluice_minimum(double a, double b) {
   return sluice_extremum(a, b, false);
 }
+/// a / b for a division marked fastmath<arcp>: a times the correctly
+/// rounded reciprocal of b (two roundings, within 2^-23 relative of the
+/// exact quotient where IEEE division is within 2^-24; both targets round
+/// the same way). On the device this avoids div.rn's FCHK test and slow
+/// path per element, and a loop-invariant divisor's reciprocal is hoisted.
+static inline SLUICE_HD float sluice_mul_rcp(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, __frcp_rn(b));
+#else
+  return a * (1.0f / b);
+#endif
+}
+static inline SLUICE_HD double sluice_mul_rcp(double a, double b) {
+  return a * (1.0 / b);
+}
 static inline SLUICE_HD float sluice_rsqrtf(float x) { return 1.0f / sqrtf(x); }
 static inline SLUICE_HD double sluice_rsqrt(double x) { return 1.0 / sqrt(x); }
 
@@ -211,20 +226,84 @@ static inline SLUICE_HD void sluice_store_bit(uint32_t *words, int64_t e,
 }
 
 //===----------------------------------------------------------------------===//
-// V contiguous elements at once (16 bytes when V * sizeof(T) == 16)
+// V contiguous elements at once
 //===----------------------------------------------------------------------===//
 
-/// Loads p[0..V) widened to f32; one 16-byte load on the device when the
-/// group is 16 bytes and `p` is 16-byte aligned, element loads otherwise.
-template <int V, typename T>
+#if defined(__CUDA_ARCH__)
+/// The raw bits of one element of T holding f32 `x` (rounded to nearest
+/// even), in the low bits of a word, and back.
+static __device__ __forceinline__ uint32_t sluice_bits_of(float x, float *) {
+  return __float_as_uint(x);
+}
+static __device__ __forceinline__ uint32_t sluice_bits_of(float x,
+                                                          sluice_f16 *) {
+  return __half_as_ushort(__float2half_rn(x));
+}
+static __device__ __forceinline__ uint32_t sluice_bits_of(float x,
+                                                          sluice_bf16 *) {
+  return __bfloat16_as_ushort(__float2bfloat16_rn(x));
+}
+static __device__ __forceinline__ float sluice_from_bits(uint32_t b,
+                                                         const float *) {
+  return __uint_as_float(b);
+}
+static __device__ __forceinline__ float sluice_from_bits(uint32_t b,
+                                                         const sluice_f16 *) {
+  return __half2float(__ushort_as_half((unsigned short)b));
+}
+static __device__ __forceinline__ float sluice_from_bits(uint32_t b,
+                                                         const sluice_bf16 *) {
+  return __bfloat162float(__ushort_as_bfloat16((unsigned short)b));
+}
+
+/// One global access of W 32-bit words (W = 1, 2 or 4: 4, 8, 16 bytes).
+template <int W>
+static __device__ __forceinline__ void sluice_load_words(uint32_t (&w)[W],
+                                                         const void *p) {
+  if (W == 4) {
+    uint4 r = *reinterpret_cast<const uint4 *>(p);
+    w[0] = r.x, w[1 % W] = r.y, w[2 % W] = r.z, w[3 % W] = r.w;
+  } else if (W == 2) {
+    uint2 r = *reinterpret_cast<const uint2 *>(p);
+    w[0] = r.x, w[1 % W] = r.y;
+  } else {
+    w[0] = *reinterpret_cast<const uint32_t *>(p);
+  }
+}
+template <int W>
+static __device__ __forceinline__ void sluice_store_words(void *p,
+                                                          const uint32_t (&w)[W]) {
+  // __stwb: a plain (write-back) store that stays one vector instruction
+  // (a uint4 assignment is split into four 32-bit stores by nvcc 13).
+  if (W == 4)
+    __stwb(reinterpret_cast<uint4 *>(p),
+           make_uint4(w[0], w[1 % W], w[2 % W], w[3 % W]));
+  else if (W == 2)
+    __stwb(reinterpret_cast<uint2 *>(p), make_uint2(w[0], w[1 % W]));
+  else
+    *reinterpret_cast<uint32_t *>(p) = w[0];
+}
+#endif
+
+/// Loads p[0..V) widened to f32. With `Aligned` (CUDA: the launcher checked
+/// that every pointer of the kernel is 16-byte aligned, so p, at a multiple
+/// of V elements, is aligned to V * sizeof(T)) a group of 4, 8 or 16 bytes
+/// is one global access (16-byte groups: 128-bit loads); otherwise, and on
+/// the host, element loads. No alignment test runs per thread.
+template <int V, bool Aligned = false, typename T>
 static inline SLUICE_HD void sluice_load_vec(float (&out)[V], const T *p) {
 #if defined(__CUDA_ARCH__)
-  if (sizeof(T) * V == 16 && (reinterpret_cast<uintptr_t>(p) & 15) == 0) {
-    uint4 raw = *reinterpret_cast<const uint4 *>(p);
-    const T *elements = reinterpret_cast<const T *>(&raw);
+  constexpr int bytes = (int)sizeof(T) * V;
+  if (Aligned && (bytes == 4 || bytes == 8 || bytes == 16)) {
+    constexpr int words = bytes / 4 > 0 ? bytes / 4 : 1;
+    constexpr int perWord = 4 / (int)sizeof(T);
+    uint32_t w[words];
+    sluice_load_words<words>(w, p);
 #pragma unroll
     for (int v = 0; v < V; ++v)
-      out[v] = sluice_to_f32(elements[v]);
+      out[v] = sluice_from_bits(
+          perWord == 1 ? w[v] : (w[v / perWord] >> (16 * (v % perWord))) & 0xffffu,
+          p);
     return;
   }
 #endif
@@ -232,17 +311,24 @@ static inline SLUICE_HD void sluice_load_vec(float (&out)[V], const T *p) {
     out[v] = sluice_to_f32(p[v]);
 }
 
-/// Stores in[0..V) narrowed to T at p[0..V).
-template <int V, typename T>
+/// Stores in[0..V) narrowed to T at p[0..V): the elements are packed into
+/// 32-bit words in registers and written as one 4-, 8- or 16-byte access
+/// when `Aligned` (CUDA), element by element otherwise.
+template <int V, bool Aligned = false, typename T>
 static inline SLUICE_HD void sluice_store_vec(T *p, const float (&in)[V]) {
 #if defined(__CUDA_ARCH__)
-  if (sizeof(T) * V == 16 && (reinterpret_cast<uintptr_t>(p) & 15) == 0) {
-    uint4 raw;
-    T *elements = reinterpret_cast<T *>(&raw);
+  constexpr int bytes = (int)sizeof(T) * V;
+  if (Aligned && (bytes == 4 || bytes == 8 || bytes == 16)) {
+    constexpr int words = bytes / 4 > 0 ? bytes / 4 : 1;
+    constexpr int perWord = 4 / (int)sizeof(T);
+    uint32_t w[words];
+#pragma unroll
+    for (int i = 0; i < words; ++i)
+      w[i] = 0;
 #pragma unroll
     for (int v = 0; v < V; ++v)
-      sluice_store(&elements[v], in[v]);
-    *reinterpret_cast<uint4 *>(p) = raw;
+      w[v / perWord] |= sluice_bits_of(in[v], p) << (16 * (v % perWord));
+    sluice_store_words<words>(p, w);
     return;
   }
 #endif

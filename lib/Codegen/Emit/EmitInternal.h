@@ -32,7 +32,16 @@ struct FusedGroup {
   /// element's row-major index in the tensor's layout.
   SmallVector<bool> inputPacked, outputPacked;
   KernelSchedule schedule;
+  /// True when no two of the kernel's pointers overlap (CUDA parameters
+  /// are then __restrict__); false for an epilogue run in place.
+  bool disjointPointers = false;
 };
+
+/// Sets `group.disjointPointers`: true if no two of the kernel's pointers
+/// (sluice_exec pointer values) can overlap: distinct values, distinct args
+/// fields, and disjoint byte ranges for arena views.
+void setDisjointPointers(FusedGroup &group, ArrayRef<Value> inputPointers,
+                         ArrayRef<Value> outputPointers);
 
 /// Builds the group of `ops` storing `outputs`, and schedules it.
 FailureOr<FusedGroup> makeFusedGroup(StringRef name, StringRef description,

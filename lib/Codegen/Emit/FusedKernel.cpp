@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <climits>
 #include <optional>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::sluice;
@@ -158,6 +159,27 @@ private:
   void emitFourWideDraws(unsigned stage, StringRef indent);
   /// The mask's integer keep threshold as a C literal (Philox.h).
   static std::string threshold(RandomMaskOp mask);
+  /// The template arguments of sluice_load_vec / sluice_store_vec: the
+  /// width, and on CUDA the kernel's Aligned variant parameter.
+  std::string vectorArguments() const {
+    return std::to_string(vectorWidth) + (isCuda() ? ", Aligned" : "");
+  }
+  /// CUDA: records `name` (in3, out0) as accessed 16 bytes at a time when
+  /// the vector group of `value`'s element type is 16 bytes.
+  void noteWideAccess(Value value, const std::string &name) {
+    auto type = llvm::cast<NamedTensorType>(value.getType());
+    if (isCuda() && s.vectorWidth * type.getElementByteWidth() == 16)
+      wideAccesses.insert(name);
+  }
+
+public:
+  /// The parameters accessed 16 bytes at a time (for the header comment
+  /// the static checks read).
+  llvm::SetVector<std::string, SmallVector<std::string>,
+                  std::set<std::string>>
+      wideAccesses;
+
+private:
   /// Statements computing `op` (not a reduce) into its value's variable.
   LogicalResult emitOp(Operation *op, bool inVectorLoop, StringRef indent);
   /// The f32 expression of `value` where it is used.
@@ -392,16 +414,19 @@ LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
     unsigned index = inputIndex.lookup(input);
     if (!contiguous(input, group.inputPacked[index]))
       continue;
+    noteWideAccess(input, inputName(index));
     os << indent << "float ld" << index << "[" << width << "];\n"
-       << indent << "sluice_load_vec<" << width << ">(ld" << index << ", "
-       << inputName(index) << " + ("
+       << indent << "sluice_load_vec<" << vectorArguments() << ">(ld" << index
+       << ", " << inputName(index) << " + ("
        << offsetIn(llvm::cast<NamedTensorType>(input.getType()), false)
        << "));\n";
     vectorLoaded.insert(input);
   }
   for (unsigned index : fullOutputs)
-    if (contiguous(group.outputs[index], group.outputPacked[index]))
+    if (contiguous(group.outputs[index], group.outputPacked[index])) {
+      noteWideAccess(group.outputs[index], "out" + std::to_string(index));
       os << indent << "float st" << index << "[" << width << "];\n";
+    }
 
   emitFourWideDraws(stage, indent);
   if (isCuda())
@@ -446,7 +471,8 @@ LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
   os << indent << "}\n";
   for (unsigned index : fullOutputs)
     if (contiguous(group.outputs[index], group.outputPacked[index]))
-      os << indent << "sluice_store_vec<" << width << ">(out" << index << " + ("
+      os << indent << "sluice_store_vec<" << vectorArguments() << ">(out"
+         << index << " + ("
          << offsetIn(
                 llvm::cast<NamedTensorType>(group.outputs[index].getType()),
                 false)
@@ -603,17 +629,26 @@ LogicalResult CoreEmitter::emit() {
 
   // The signature: inputs, outputs, the dropout seed.
   int64_t threadsPerBlock = s.threadsPerBlock;
-  if (isCuda())
+  // CUDA: a kernel with vector groups has an aligned and an element-access
+  // variant (the launcher picks one); parameters are __restrict__ when no
+  // two of them overlap.
+  std::string pointer = " *";
+  if (isCuda()) {
+    if (s.vectorWidth > 1)
+      os << "template <bool Aligned>\n";
     os << "__global__ void __launch_bounds__(" << threadsPerBlock << ") ";
-  else
+    if (group.disjointPointers)
+      pointer = " *__restrict__ ";
+  } else {
     os << "static void ";
+  }
   os << group.name << "(";
   for (auto [index, input] : llvm::enumerate(group.inputs))
     os << "const " << parameterType(group, input, group.inputPacked[index])
-       << " *" << inputName(index) << ", ";
+       << pointer << inputName(index) << ", ";
   for (auto [index, output] : llvm::enumerate(group.outputs))
-    os << parameterType(group, output, group.outputPacked[index]) << " *out"
-       << index << ", ";
+    os << parameterType(group, output, group.outputPacked[index]) << pointer
+       << "out" << index << ", ";
   os << "uint64_t seed) {\n";
   os << "  (void)seed;\n";
 
@@ -687,8 +722,10 @@ LogicalResult CoreEmitter::emit() {
          << "    for (int v = 0; v < " << width << "; ++v)\n"
          << "      " << acc << "[v] = " << identity << ";\n";
     }
+    // Unrolled when per-thread arrays are indexed by q (so they stay in
+    // registers); otherwise one group at a time keeps register use low.
     if (isCuda())
-      os << "#pragma unroll\n";
+      os << (kept.empty() ? "#pragma unroll 1\n" : "#pragma unroll\n");
     os << "    for (int q = 0; q < " << groupsPerThreadCount << "; ++q) {\n"
        << "      const int64_t r0 = ((int64_t)q * " << threads() << " + t) * "
        << width << "LL;\n"
@@ -749,8 +786,15 @@ LogicalResult mlir::sluice::emit::emitFusedKernel(const FusedGroup &group,
                                                           : "row blocks")
      << ", " << group.schedule.threadsPerBlock << " threads, vector "
      << group.schedule.vectorWidth << "\n";
-  CoreEmitter emitter(group, target, os);
-  return emitter.emit();
+  std::string body;
+  llvm::raw_string_ostream bodyStream(body);
+  CoreEmitter emitter(group, target, bodyStream);
+  if (failed(emitter.emit()))
+    return failure();
+  if (!emitter.wideAccesses.empty())
+    os << "// 16-byte: " << llvm::join(emitter.wideAccesses, " ") << "\n";
+  os << body;
+  return success();
 }
 
 exec::LaunchOp mlir::sluice::emit::buildLaunch(OpBuilder &builder,
@@ -782,4 +826,47 @@ exec::LaunchOp mlir::sluice::emit::buildLaunch(OpBuilder &builder,
                                 elementTypes(group.inputs, group.inputPacked),
                                 elementTypes(group.outputs, group.outputPacked),
                                 clearBytes, group.description);
+}
+
+void mlir::sluice::emit::setDisjointPointers(FusedGroup &group,
+                                             ArrayRef<Value> inputPointers,
+                                             ArrayRef<Value> outputPointers) {
+  SmallVector<std::pair<Value, uint64_t>> extents;
+  auto add = [&](ArrayRef<Value> pointers, ArrayRef<Value> values,
+                 ArrayRef<bool> packed) {
+    for (auto [pointer, value, isPacked] :
+         llvm::zip_equal(pointers, values, packed)) {
+      uint64_t elements =
+          *llvm::cast<NamedTensorType>(value.getType()).getNumElements();
+      uint64_t bytes =
+          isPacked ? (elements + 31) / 32 * 4
+                   : *llvm::cast<NamedTensorType>(value.getType()).getNumBytes();
+      extents.emplace_back(pointer, bytes);
+    }
+  };
+  add(inputPointers, group.inputs, group.inputPacked);
+  add(outputPointers, group.outputs, group.outputPacked);
+  auto overlap = [](std::pair<Value, uint64_t> a,
+                    std::pair<Value, uint64_t> b) {
+    if (a.first == b.first)
+      return true;
+    auto arenaA = a.first.getDefiningOp<exec::ArenaOp>();
+    auto arenaB = b.first.getDefiningOp<exec::ArenaOp>();
+    if (arenaA && arenaB) {
+      uint64_t startA = arenaA.getOffset(), startB = arenaB.getOffset();
+      return startA < startB + b.second && startB < startA + a.second;
+    }
+    auto argA = a.first.getDefiningOp<exec::ArgOp>();
+    auto argB = b.first.getDefiningOp<exec::ArgOp>();
+    if (argA && argB)
+      return argA.getField() == argB.getField();
+    // The scratch is one buffer; args, arena and scratch are separate.
+    return a.first.getDefiningOp<exec::ScratchOp>() &&
+           b.first.getDefiningOp<exec::ScratchOp>();
+  };
+  group.disjointPointers = true;
+  for (size_t i = 0; i < extents.size(); ++i)
+    for (size_t j = i + 1; j < extents.size(); ++j)
+      if (overlap(extents[i], extents[j]))
+        group.disjointPointers = false;
 }

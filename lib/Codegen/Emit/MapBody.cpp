@@ -120,6 +120,15 @@ std::string cmpI(arith::CmpIPredicate predicate, const std::string &a,
   return "false";
 }
 
+/// True for a division the IR lets code generation compute as a multiply by
+/// the correctly rounded reciprocal (fastmath<arcp>): `sluice_mul_rcp` in
+/// sluice_kernels.h, the same two roundings on both targets.
+bool allowsReciprocal(Operation &op) {
+  auto div = llvm::dyn_cast<arith::DivFOp>(op);
+  return div &&
+         arith::bitEnumContainsAll(div.getFastmath(), arith::FastMathFlags::arcp);
+}
+
 /// The ops ScalarOps.def marks Custom: comparisons, select, constants, the
 /// float classifications and the integer operations that need a guard.
 std::string customExpression(Operation &op, ScalarOpcode opcode,
@@ -199,7 +208,9 @@ mlir::sluice::emit::emitMapBody(MapOp map, ArrayRef<std::string> arguments,
     std::string spelling = getScalarSpelling(opcode).str();
     switch (getScalarPrint(opcode)) {
     case ScalarPrint::Infix:
-      expr = in[0] + " " + spelling + " " + in[1];
+      expr = allowsReciprocal(op)
+                 ? "sluice_mul_rcp(" + in[0] + ", " + in[1] + ")"
+                 : in[0] + " " + spelling + " " + in[1];
       break;
     case ScalarPrint::Prefix:
       expr = spelling + in[0];

@@ -190,6 +190,7 @@ LogicalResult ModuleEmitter::lowerFused(KernelOp kernel) {
     if (kernel.isPacked(index))
       packedValues.insert(result);
   }
+  setDisjointPointers(*group, inputs, outputs);
   if (failed(emitFusedKernel(*group, target, kernels)))
     return failure();
   buildLaunch(execBuilder, *group, inputs, outputs);
@@ -285,6 +286,7 @@ ModuleEmitter::lowerLeftover(KernelOp kernel, StringRef what,
     inputs.push_back(*pointer);
     group->inputPacked[inputs.size() - 1] = packedValues.contains(outer);
   }
+  setDisjointPointers(*group, inputs, outputPointers);
   if (failed(emitFusedKernel(*group, target, kernels)))
     return failure();
   buildLaunch(execBuilder, *group, inputs, outputPointers);

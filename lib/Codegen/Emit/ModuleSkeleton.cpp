@@ -202,8 +202,13 @@ void ModuleEmitter::printLifecycle(llvm::raw_ostream &os) const {
     alloc("scratch", scratchBytes);
     os << "  ctx->workspace_bytes = 32u << 20;\n";
     alloc("workspace", 32u << 20);
+    // cuBLAS GEMMs never reduce split-K partial sums in f16/bf16.
     os << "  SLUICE_CHECK_CUBLAS(cublasCreate(&ctx->blas), "
           "\"cublasCreate\");\n"
+          "  SLUICE_CHECK_CUBLAS(cublasSetMathMode(ctx->blas, "
+          "(cublasMath_t)(CUBLAS_DEFAULT_MATH | "
+          "CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)), "
+          "\"cublasSetMathMode\");\n"
           "  SLUICE_CHECK_CUBLAS(cublasLtCreate(&ctx->lt), "
           "\"cublasLtCreate\");\n"
        << printer.createText()

@@ -67,6 +67,11 @@ int64_t ceilDiv(int64_t value, int64_t divisor) {
 constexpr int64_t kMaxGrid = 65535;
 /// Vector groups a thread aims to handle in a row block.
 constexpr int64_t kGroupsPerThread = 4;
+/// Inner points a thread handles at most in a row block (when the row is
+/// long enough for more threads): values kept across stages live in
+/// per-thread arrays of this size, and two or three of them must fit in
+/// registers (the static checks allow 64 per thread).
+constexpr int64_t kMaxElementsPerThread = 16;
 } // namespace
 
 FailureOr<KernelSchedule> mlir::sluice::scheduleOps(ArrayRef<Operation *> ops) {
@@ -183,8 +188,10 @@ FailureOr<KernelSchedule> mlir::sluice::scheduleOps(ArrayRef<Operation *> ops) {
         std::min(kMaxGrid, ceilDiv(groups, schedule.threadsPerBlock));
     schedule.elementsPerThread = schedule.vectorWidth;
   } else {
-    schedule.threadsPerBlock = std::clamp<int64_t>(
-        roundUp(ceilDiv(groups, kGroupsPerThread), 32), 32, 1024);
+    int64_t wanted = std::max(ceilDiv(groups, kGroupsPerThread),
+                              ceilDiv(schedule.innerCount, kMaxElementsPerThread));
+    schedule.threadsPerBlock =
+        std::clamp<int64_t>(roundUp(wanted, 32), 32, 1024);
     schedule.elementsPerThread =
         ceilDiv(groups, schedule.threadsPerBlock) * schedule.vectorWidth;
     schedule.gridSize = std::min(kMaxGrid, schedule.outerCount);

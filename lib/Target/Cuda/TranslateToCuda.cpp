@@ -11,6 +11,7 @@
 
 #include "dialects/sluice_exec/ExecOps.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -69,13 +70,58 @@ void printLtLayout(raw_indented_ostream &os, exec::GemmOp op, StringRef var,
   os.unindent() << "}\n";
 }
 
+/// At create, after the descriptors: the GEMM's algorithm, chosen once by
+/// cuBLASLt's heuristic under a preference (the context's workspace, 16-byte
+/// aligned A/B/C/D, no reduction in the output type: split-K partial sums
+/// stay in f32) and cached in the context. None found leaves lt_algo_found
+/// 0 and the call passes NULL (a heuristic per call), as it does when a
+/// pointer is not 16-byte aligned.
+void printLtAlgorithm(raw_indented_ostream &os, exec::GemmOp op,
+                      const std::string &s) {
+  os << "{\n";
+  os.indent() << "cublasLtMatmulPreference_t pref = NULL;\n"
+              << "SLUICE_CHECK_CUBLAS(cublasLtMatmulPreferenceCreate(&pref), "
+                 "\"cublasLtMatmulPreferenceCreate for "
+              << op.getLabel() << "\");\n"
+              << "uint64_t workspace = ctx->workspace_bytes;\n"
+              << "uint32_t reduction = CUBLASLT_REDUCTION_SCHEME_INPLACE | "
+                 "CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;\n"
+              << "uint32_t alignment = 16;\n"
+              << "cublasStatus_t status = CUBLAS_STATUS_SUCCESS;\n";
+  for (auto [attr, var] :
+       {std::pair<StringRef, StringRef>{"MAX_WORKSPACE_BYTES", "workspace"},
+        {"REDUCTION_SCHEME_MASK", "reduction"},
+        {"MIN_ALIGNMENT_A_BYTES", "alignment"},
+        {"MIN_ALIGNMENT_B_BYTES", "alignment"},
+        {"MIN_ALIGNMENT_C_BYTES", "alignment"},
+        {"MIN_ALIGNMENT_D_BYTES", "alignment"}})
+    os << "if (status == CUBLAS_STATUS_SUCCESS) status = "
+          "cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_"
+       << attr << ", &" << var << ", sizeof(" << var << "));\n";
+  os << "cublasLtMatmulHeuristicResult_t result;\n"
+     << "int found = 0;\n"
+     << "if (status == CUBLAS_STATUS_SUCCESS) status = "
+        "cublasLtMatmulAlgoGetHeuristic(ctx->lt, ctx->lt_desc_"
+     << s << ", ctx->lt_a_" << s << ", ctx->lt_b_" << s << ", ctx->lt_c_" << s
+     << ", ctx->lt_c_" << s << ", pref, 1, &result, &found);\n"
+     << "cublasLtMatmulPreferenceDestroy(pref);\n"
+     << "ctx->lt_algo_found_" << s
+     << " = status == CUBLAS_STATUS_SUCCESS && found > 0 && "
+        "result.workspaceSize <= workspace;\n"
+     << "if (ctx->lt_algo_found_" << s << ") ctx->lt_algo_" << s
+     << " = result.algo;\n";
+  os.unindent() << "}\n";
+}
+
 /// The context fields, create and destroy code of a cuBLASLt GEMM's
 /// descriptors.
 void printLtDescriptors(HostEmitter &emitter, exec::GemmOp op) {
   std::string s = std::to_string(*op.getDescriptor());
   emitter.context() << "cublasLtMatmulDesc_t lt_desc_" << s << ";\n"
                     << "cublasLtMatrixLayout_t lt_a_" << s << ", lt_b_" << s
-                    << ", lt_c_" << s << ";\n";
+                    << ", lt_c_" << s << ";\n"
+                    << "cublasLtMatmulAlgo_t lt_algo_" << s << ";\n"
+                    << "int lt_algo_found_" << s << ";\n";
   raw_indented_ostream &os = emitter.create();
   os << "SLUICE_CHECK_CUBLAS(cublasLtMatmulDescCreate(&ctx->lt_desc_" << s
      << ", " << cublasCompute(op.getCompute()) << ", "
@@ -102,6 +148,7 @@ void printLtDescriptors(HostEmitter &emitter, exec::GemmOp op) {
                 op.getLdb(), op.getStrideB());
   printLtLayout(os, op, "lt_c_" + s, op.getCType(), m, n, op.getLdc(),
                 op.getStrideC());
+  printLtAlgorithm(os, op, s);
   raw_indented_ostream &ds = emitter.destroy();
   for (StringRef matrix : {"a", "b", "c"})
     ds << "if (ctx->lt_" << matrix << "_" << s
@@ -137,11 +184,16 @@ LogicalResult printOperation(HostEmitter &emitter, exec::GemmOp op) {
          << s << ", CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)), "
          << "\"bias pointer of " << op.getLabel() << "\");\n";
     }
+    // The cached algorithm assumed 16-byte aligned matrices.
+    os << "const cublasLtMatmulAlgo_t *algo = ctx->lt_algo_found_" << s
+       << " && sluice_aligned16(" << *a << ") && sluice_aligned16(" << *b
+       << ") && sluice_aligned16(" << *c << ") ? &ctx->lt_algo_" << s
+       << " : NULL;\n";
     os << "SLUICE_CHECK_CUBLAS(cublasLtMatmul(ctx->lt, ctx->lt_desc_" << s
        << ", &alpha, " << *a << ", ctx->lt_a_" << s << ", " << *b
        << ", ctx->lt_b_" << s << ", &beta, " << *c << ", ctx->lt_c_" << s
        << ", " << *c << ", ctx->lt_c_" << s
-       << ", NULL, ctx->workspace, ctx->workspace_bytes, stream), "
+       << ", algo, ctx->workspace, ctx->workspace_bytes, stream), "
        << "\"cublasLtMatmul of " << op.getLabel() << "\");\n";
   } else {
     os << "SLUICE_CHECK_CUBLAS(cublasSetStream(ctx->blas, stream), "
@@ -170,7 +222,30 @@ LogicalResult printOperation(HostEmitter &emitter, exec::LaunchOp op) {
            << op.getLabel() << "\");\n";
       })))
     return failure();
-  os << op.getKernel() << "<<<" << op.getSchedule().getGrid() << ", "
+  // A kernel with vector accesses comes in two variants; the launch picks
+  // the aligned one once, here, when every (non-packed) pointer is 16-byte
+  // aligned.
+  if (op.getSchedule().getVector() > 1) {
+    os << "(";
+    bool first = true;
+    SmallVector<Attribute> types(op.getInputTypes().getValue());
+    llvm::append_range(types, op.getOutputTypes().getValue());
+    for (auto [pointer, type] : llvm::zip_equal(
+             llvm::concat<Value>(op.getInputs(), op.getOutputs()), types)) {
+      if (llvm::cast<TypeAttr>(type).getValue().isInteger(1))
+        continue;
+      FailureOr<std::string> text = HostEmitter::pointer(pointer);
+      if (failed(text))
+        return failure();
+      os << (first ? "" : " && ") << "sluice_aligned16(" << *text << ")";
+      first = false;
+    }
+    os << (first ? "true" : "") << " ? " << op.getKernel() << "<true> : "
+       << op.getKernel() << "<false>)";
+  } else {
+    os << op.getKernel();
+  }
+  os << "<<<" << op.getSchedule().getGrid() << ", "
      << op.getSchedule().getThreads() << ", 0, stream>>>";
   if (failed(printLaunchArguments(os, op)))
     return failure();

@@ -7,6 +7,8 @@
 // CHECK-LABEL: /* context fields */
 // CHECK-NEXT: cublasLtMatmulDesc_t lt_desc_3;
 // CHECK-NEXT: cublasLtMatrixLayout_t lt_a_3, lt_b_3, lt_c_3;
+// CHECK-NEXT: cublasLtMatmulAlgo_t lt_algo_3;
+// CHECK-NEXT: int lt_algo_found_3;
 // CHECK-LABEL: /* create */
 // CHECK-NEXT: SLUICE_CHECK_CUBLAS(cublasLtMatmulDescCreate(&ctx->lt_desc_3, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate for kernel 'ffn1' (gemm: ffn1)");
 // CHECK: cublasOperation_t ta = CUBLAS_OP_N, tb = CUBLAS_OP_N;
@@ -20,6 +22,22 @@
 // CHECK: int64_t stride = 96;
 // CHECK: cublasLtMatrixLayoutCreate(&ctx->lt_c_3, CUDA_R_16F, 40, 16, 40)
 // CHECK: int64_t stride = 640;
+// The algorithm is chosen once, here, under a preference (workspace, 16-byte
+// alignment, no reduction in the output type) and cached in the context.
+// CHECK: cublasLtMatmulPreferenceCreate(&pref)
+// CHECK: uint64_t workspace = ctx->workspace_bytes;
+// CHECK-NEXT: uint32_t reduction = CUBLASLT_REDUCTION_SCHEME_INPLACE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+// CHECK-NEXT: uint32_t alignment = 16;
+// CHECK: CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace
+// CHECK-NEXT: CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reduction
+// CHECK-NEXT: CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &alignment
+// CHECK-NEXT: CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &alignment
+// CHECK-NEXT: CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignment
+// CHECK-NEXT: CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignment
+// CHECK: status = cublasLtMatmulAlgoGetHeuristic(ctx->lt, ctx->lt_desc_3, ctx->lt_a_3, ctx->lt_b_3, ctx->lt_c_3, ctx->lt_c_3, pref, 1, &result, &found);
+// CHECK-NEXT: cublasLtMatmulPreferenceDestroy(pref);
+// CHECK-NEXT: ctx->lt_algo_found_3 = status == CUBLAS_STATUS_SUCCESS && found > 0 && result.workspaceSize <= workspace;
+// CHECK-NEXT: if (ctx->lt_algo_found_3) ctx->lt_algo_3 = result.algo;
 // CHECK-LABEL: /* destroy */
 // CHECK-NEXT: if (ctx->lt_a_3) cublasLtMatrixLayoutDestroy(ctx->lt_a_3);
 // CHECK: if (ctx->lt_desc_3) cublasLtMatmulDescDestroy(ctx->lt_desc_3);
@@ -30,7 +48,8 @@
 // CHECK-NEXT: const float beta = 0.0f;
 // CHECK-NEXT: const void *bias = args->b1;
 // CHECK-NEXT: SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_desc_3, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)), "bias pointer of kernel 'ffn1' (gemm: ffn1)");
-// CHECK-NEXT: SLUICE_CHECK_CUBLAS(cublasLtMatmul(ctx->lt, ctx->lt_desc_3, &alpha, args->w1, ctx->lt_a_3, args->x, ctx->lt_b_3, &beta, (ctx->arena + 256ULL), ctx->lt_c_3, (ctx->arena + 256ULL), ctx->lt_c_3, NULL, ctx->workspace, ctx->workspace_bytes, stream), "cublasLtMatmul of kernel 'ffn1' (gemm: ffn1)");
+// CHECK-NEXT: const cublasLtMatmulAlgo_t *algo = ctx->lt_algo_found_3 && sluice_aligned16(args->w1) && sluice_aligned16(args->x) && sluice_aligned16((ctx->arena + 256ULL)) ? &ctx->lt_algo_3 : NULL;
+// CHECK-NEXT: SLUICE_CHECK_CUBLAS(cublasLtMatmul(ctx->lt, ctx->lt_desc_3, &alpha, args->w1, ctx->lt_a_3, args->x, ctx->lt_b_3, &beta, (ctx->arena + 256ULL), ctx->lt_c_3, (ctx->arena + 256ULL), ctx->lt_c_3, algo, ctx->workspace, ctx->workspace_bytes, stream), "cublasLtMatmul of kernel 'ffn1' (gemm: ffn1)");
 // CHECK-NEXT: }
 // CHECK-NEXT: // kernel 'qk': C[16 x 40] = 1.000000e+00 * op(A)[16 x 6] op(B), batch 1
 // CHECK-NEXT: {

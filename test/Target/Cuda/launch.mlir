@@ -9,10 +9,17 @@
 // CHECK-NEXT: SLUICE_PROFILE_BEGIN(0, 2);
 // CHECK-NEXT: // kernel 'k1' (fused: softmax, dropout)
 // CHECK-NEXT: SLUICE_CHECK_CUDA(cudaMemsetAsync((void *)((ctx->arena + 512ULL)), 0, 8ULL, stream), "clearing a packed mask of kernel 'k1' (fused: softmax, dropout)");
-// CHECK-NEXT: sluice_kernel_1_k1<<<6, 32, 0, stream>>>((const sluice_f16 *)(args->x), (const float *)((ctx->arena + 0ULL)), (sluice_bf16 *)(args->y), (uint32_t *)((ctx->arena + 512ULL)), args->seed);
+// A kernel with vector groups (vector = 4) has an aligned and an
+// element-access variant: the launch picks one from the alignment of every
+// pointer but the bit-packed one.
+// CHECK-NEXT: (sluice_aligned16(args->x) && sluice_aligned16((ctx->arena + 0ULL)) && sluice_aligned16(args->y) ? sluice_kernel_1_k1<true> : sluice_kernel_1_k1<false>)<<<6, 32, 0, stream>>>((const sluice_f16 *)(args->x), (const float *)((ctx->arena + 0ULL)), (sluice_bf16 *)(args->y), (uint32_t *)((ctx->arena + 512ULL)), args->seed);
 // CHECK-NEXT: SLUICE_CHECK_LAUNCH("kernel 'k1' (fused: softmax, dropout)");
 // CHECK-NEXT: SLUICE_PROFILE_END(0, 2);
 // CHECK-NEXT: SLUICE_CHECK_CUDA(cudaMemcpyAsync((void *)args->z, (const void *)((ctx->arena + 0ULL)), 96ULL, cudaMemcpyDeviceToDevice, stream), "copy into args->z");
+// Without vector groups, one plain kernel.
+// CHECK-NEXT: // kernel 'k2' (fused: transpose)
+// CHECK-NEXT: sluice_kernel_2_k2<<<1, 256, 0, stream>>>((const float *)((ctx->arena + 0ULL)), (float *)(args->z), args->seed);
+// CHECK-NEXT: SLUICE_CHECK_LAUNCH("kernel 'k2' (fused: transpose)");
 // CHECK-NOT: SLUICE
 sluice_exec.entry @tiny_forward {
   %x = sluice_exec.arg "x"
@@ -29,4 +36,10 @@ sluice_exec.entry @tiny_forward {
   sluice_exec.timer_end 0, 2
   %z = sluice_exec.arg "z"
   sluice_exec.copy %t -> %z bytes 96
+  sluice_exec.launch @sluice_kernel_2_k2
+      schedule <mode = elementwise, reduction = none, grid = 1, threads = 256, vector = 1, elements_per_thread = 1, outer = [], inner = ["i", "j"]>
+      (%t) -> (%z)
+      {input_types = [f32], output_types = [f32],
+       clear_bytes = array<i64: 0>,
+       label = "kernel 'k2' (fused: transpose)"}
 }
