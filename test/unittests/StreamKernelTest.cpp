@@ -83,7 +83,7 @@ struct Problem {
   typedef typename sluice_stream_detail::acc_type<T>::type A;
   Shape s;
   Tensor<T> q, k, v, o, dO, dq, dk, dv;
-  Tensor<A> lse;
+  Tensor<A> lse, rowDot;
   Problem(const Shape &shape, unsigned seed)
       : s(shape), q({s.b, s.h, s.m, s.d}, kInterleaved),
         k({s.b, s.h, s.n, s.d}, kHeadsFirst),
@@ -93,7 +93,7 @@ struct Problem {
         dq({s.b, s.h, s.m, s.d}, kColumnMajor),
         dk({s.b, s.h, s.n, s.d}, kInterleaved),
         dv({s.b, s.h, s.n, s.e}, kHeadsFirst),
-        lse({s.b, s.h, s.m}, {1, 0, 2}) {
+        lse({s.b, s.h, s.m}, {1, 0, 2}), rowDot({s.b, s.h, s.m}, {0, 2, 1}) {
     std::mt19937 gen(seed);
     std::uniform_real_distribution<double> dist(-2.0, 2.0);
     for (Tensor<T> *t : {&q, &k, &v, &dO})
@@ -125,11 +125,23 @@ struct Problem {
     return a;
   }
   sluice_stream_bwd_args backwardArgs() {
-    sluice_stream_bwd_args a = {problem(),     q.operand(),  k.operand(),
-                                v.operand(),   o.operand(),  dO.operand(),
-                                lse.operand(), dq.operand(), dk.operand(),
+    sluice_stream_bwd_args a = {problem(),     q.operand(),      k.operand(),
+                                v.operand(),   dO.operand(),     lse.operand(),
+                                rowDot.operand(), dq.operand(), dk.operand(),
                                 dv.operand()};
     return a;
+  }
+  /// D = rowsum(dO * O) from the O the forward wrote (what the ordinary
+  /// kernel before the backward computes).
+  void computeRowDots() {
+    for (int64_t b = 0; b < s.b; ++b)
+      for (int64_t h = 0; h < s.h; ++h)
+        for (int64_t i = 0; i < s.m; ++i) {
+          A sum = 0;
+          for (int64_t x = 0; x < s.e; ++x)
+            sum += (A)toDouble(dO.at(b, h, i, x)) * (A)toDouble(o.at(b, h, i, x));
+          rowDot.at(b, h, i) = sum;
+        }
   }
 };
 
@@ -224,9 +236,10 @@ void check(const Shape &s, double tolerance, unsigned seed = 1) {
                " dropout=" + std::to_string(s.dropout) + " tiles " +
                std::to_string(BM) + "x" + std::to_string(BN));
   Problem<T> pr(s, seed);
-  // The backward reads the O the forward wrote (for D = rowsum(dO * O));
-  // the reference computes its D from P and dP instead.
+  // The backward's D = rowsum(dO * O) comes from the O the forward wrote;
+  // the reference computes the softmax backward from P and dP instead.
   sluice_stream_attention_fwd_cpu<T, BM, BN>(pr.forwardArgs());
+  pr.computeRowDots();
   sluice_stream_attention_bwd_cpu<T, BM, BN>(pr.backwardArgs());
   for (int64_t b = 0; b < s.b; ++b)
     for (int64_t h = 0; h < s.h; ++h) {
@@ -317,6 +330,22 @@ TEST(StreamKernel, DropoutChangesOutput) {
   EXPECT_LE(relError(with.o, 1, 2, r.o, s.m, s.e), 1e-12);
 }
 
+/// Inference: no LSE operand (NULL), the same O.
+TEST(StreamKernel, InferenceWithoutLse) {
+  Shape s;
+  s.m = 20, s.n = 30, s.causal = true;
+  Problem<double> pr(s, 4);
+  sluice_stream_fwd_args a = pr.forwardArgs();
+  a.lse.data = nullptr;
+  for (double &x : pr.lse.data)
+    x = 42;
+  sluice_stream_attention_fwd_cpu<double, 8, 8>(a);
+  Reference r = reference(pr, 1, 0);
+  EXPECT_LE(relError(pr.o, 1, 0, r.o, s.m, s.e), 1e-12);
+  for (double x : pr.lse.data)
+    EXPECT_EQ(x, 42);
+}
+
 /// No keys: every row is fully masked. O and every gradient are 0, LSE is
 /// +inf, nothing is NaN.
 TEST(StreamKernel, NoKeys) {
@@ -328,6 +357,7 @@ TEST(StreamKernel, NoKeys) {
   for (float &x : pr.dq.data)
     x = NAN;
   sluice_stream_attention_fwd_cpu<float, 4, 4>(pr.forwardArgs());
+  pr.computeRowDots();
   sluice_stream_attention_bwd_cpu<float, 4, 4>(pr.backwardArgs());
   for (float x : pr.o.data)
     EXPECT_EQ(x, 0.0f);

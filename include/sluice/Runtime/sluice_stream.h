@@ -15,7 +15,8 @@
 //   Pd[i, j] = P[i, j] * keep(i, j) / (1 - p)       (dropout when p > 0)
 //   O[i, x]  = sum_j Pd[i, j] * V[j, x]             x < e
 //
-// and the backward (FlashAttention-2) takes dO and gives dQ, dK, dV. A row
+// and the backward (FlashAttention-2) takes dO, LSE and D[i] = sum_x dO[i, x]
+// O[i, x] and gives dQ, dK, dV. A row
 // with every score masked has O = 0 and LSE = +inf, so its P is 0 in the
 // backward (no NaN).
 //
@@ -45,10 +46,10 @@ struct sluice_stream_operand {
   void *data;
   /// Stride of each batch dim, in the order of sluice_stream_problem::batch.
   int64_t batch_stride[SLUICE_STREAM_MAX_BATCH];
-  /// Stride of the row dim: i for Q, O, dO, dQ, LSE; j for K, V, dK, dV.
+  /// Stride of the row dim: i for Q, O, dO, dQ, LSE, D; j for K, V, dK, dV.
   int64_t row_stride;
   /// Stride of the column dim: c for Q, K, dQ, dK; x for V, O, dO, dV.
-  /// Unused for LSE.
+  /// Unused for LSE and D.
   int64_t col_stride;
 };
 
@@ -71,17 +72,19 @@ struct sluice_stream_problem {
   int64_t counter_row, counter_col;
 };
 
-/// Forward: reads q, k, v; writes o and lse (float, or double when the
-/// elements are double).
+/// Forward: reads q, k, v; writes o and, unless lse.data is NULL
+/// (inference), lse (float, or double when the elements are double).
 struct sluice_stream_fwd_args {
   struct sluice_stream_problem p;
   struct sluice_stream_operand q, k, v, o, lse;
 };
 
-/// Backward: reads q, k, v, o, d_o, lse (the forward's); writes dq, dk, dv.
+/// Backward: reads q, k, v, d_o, lse (the forward's) and
+/// d[i] = sum_x dO[i, x] O[i, x] (float, or double; computed before by an
+/// ordinary kernel); writes dq, dk, dv.
 struct sluice_stream_bwd_args {
   struct sluice_stream_problem p;
-  struct sluice_stream_operand q, k, v, o, d_o, lse, dq, dk, dv;
+  struct sluice_stream_operand q, k, v, d_o, lse, d, dq, dk, dv;
 };
 
 /// Number of slices (the product of the batch sizes; 1 without batch dims).
@@ -119,6 +122,46 @@ static inline SLUICE_HD int64_t
 sluice_stream_counter_offset(const struct sluice_stream_problem &p,
                              int64_t slice) {
   return sluice_stream_batch_offset(p, p.counter_batch, slice);
+}
+
+/// True if dropout keeps element (i, j) of a slice whose counter offset is
+/// `base` (the one call of Philox.h's per-element draw).
+static inline SLUICE_HD bool
+sluice_stream_keep(const struct sluice_stream_problem &p, int64_t base,
+                   int64_t i, int64_t j) {
+  uint64_t counter = (uint64_t)(base + i * p.counter_row + j * p.counter_col);
+  return sluice_dropout_keep(p.seed, p.stream, counter, p.dropout_p);
+}
+
+/// The CUDA kernels' tiles: `warps` warps per block, each owning 16 rows
+/// (query rows in the forward and dQ kernels, keys in the dK/dV kernel);
+/// `key_tile` keys per step of the forward and dQ kernels; `query_tile`
+/// query rows per step of the dK/dV kernel; `head_dim` the padded extent
+/// (>= d and e) of the shared-memory tiles. 0 warps: not supported.
+struct sluice_stream_cuda_tiles {
+  int warps, key_tile, query_tile, head_dim;
+};
+
+/// The tiles the emitter picks for compute capability `arch` (80, 90, ...),
+/// elements of `element_bytes` (2: f16/bf16 through tensor cores, 4: f32
+/// on the SIMT cores) and head dims up to `head_dim` (at most 128). Sized so
+/// that ptxas keeps the accumulators in registers (test/Runtime checks no
+/// spills); sm_90's 228 KB of shared memory takes 8 warps (128 query rows
+/// share every K/V tile).
+static inline constexpr struct sluice_stream_cuda_tiles
+sluice_stream_cuda_tiles_for(int arch, int element_bytes, int64_t head_dim) {
+  return head_dim > 128 || head_dim < 0
+             ? sluice_stream_cuda_tiles{0, 0, 0, 0}
+         : element_bytes == 2
+             ? sluice_stream_cuda_tiles{arch >= 90 ? 8 : 4, 64,
+                                        head_dim <= 64 ? 32 : 16,
+                                        head_dim <= 32   ? 32
+                                        : head_dim <= 64 ? 64
+                                                         : 128}
+             : sluice_stream_cuda_tiles{4, 32, 16,
+                                        head_dim <= 32   ? 32
+                                        : head_dim <= 64 ? 64
+                                                         : 128};
 }
 
 #endif // SLUICE_STREAM_H

@@ -11,8 +11,8 @@
 // * backward (FlashAttention-2, two passes, no atomics and no scratch): a dQ
 //   pass per (slice, query tile) streaming over key tiles, and a dK/dV pass
 //   per (slice, key tile) streaming over query tiles. Each recomputes
-//   P = exp(S - LSE) and the dropout draw, and D[i] = sum_x dO[i, x] O[i, x]
-//   of its query rows.
+//   P = exp(S - LSE) and the dropout draw; D[i] = sum_x dO[i, x] O[i, x]
+//   is an input (an ordinary fused kernel computes it before).
 //
 // Accumulation is in f32 for float/f16/bf16 elements and in f64 for double
 // (tests); LSE has that accumulation type. With OpenMP the (slice, tile)
@@ -94,7 +94,7 @@ static void storeRows(const sluice_stream_problem &p,
              src[r * cols + c] * factor);
 }
 
-/// Loads LSE[row0, row0 + rows) of `slice`.
+/// Loads LSE or D [row0, row0 + rows) of `slice`.
 template <typename A>
 static void loadStats(A *dst, const sluice_stream_problem &p,
                       const sluice_stream_operand &lse, int64_t slice,
@@ -113,8 +113,7 @@ static inline A dropFactor(const sluice_stream_problem &p, int64_t base,
                            int64_t i, int64_t j) {
   if (p.dropout_p == 0.0)
     return A(1);
-  uint64_t counter = (uint64_t)(base + i * p.counter_row + j * p.counter_col);
-  if (!sluice_dropout_keep(p.seed, p.stream, counter, p.dropout_p))
+  if (!sluice_stream_keep(p, base, i, j))
     return A(0);
   return A(1) / (A(1) - A(p.dropout_p));
 }
@@ -130,11 +129,10 @@ static inline int64_t keyEnd(const sluice_stream_problem &p, int64_t i0,
 /// Per-thread tile storage (allocated once per thread and call).
 template <typename A>
 struct Scratch {
-  std::vector<A> q, k, v, o, dO, s, acc, acc2, stat, stat2, stat3;
+  std::vector<A> q, k, v, dO, s, acc, acc2, stat, stat2;
   Scratch(int64_t bm, int64_t bn, int64_t d, int64_t e)
-      : q(bm * d), k(bn * d), v(bn * e), o(bm * e), dO(bm * e), s(bn),
-        acc(bm * (d > e ? d : e)), acc2(bn * e), stat(bm), stat2(bm),
-        stat3(bm) {}
+      : q(bm * d), k(bn * d), v(bn * e), dO(bm * e), s(bn),
+        acc(bm * (d > e ? d : e)), acc2(bn * e), stat(bm), stat2(bm) {}
 };
 
 /// Sets the first `count` elements of `x` to 0.
@@ -157,13 +155,6 @@ static void forEachKeyTile(const sluice_stream_problem &p,
     loadRows<T>(t.v.data(), p, v, slice, j0, keys, p.e);
     body(j0, keys);
   }
-}
-
-/// D[r] = sum_x dO[r, x] O[r, x] of `rows` rows whose dO and O are loaded.
-template <typename A>
-static void rowDots(Scratch<A> &t, int64_t rows, int64_t e, A *out) {
-  for (int64_t r = 0; r < rows; ++r)
-    out[r] = dot(&t.dO[r * e], &t.o[r * e], e);
 }
 
 /// Forward of the query rows [i0, i0 + BM) of `slice`.
@@ -209,14 +200,17 @@ static void forwardTile(const sluice_stream_fwd_args &a, int64_t slice,
     }
   };
   forEachKeyTile<T, BN>(p, a.k, a.v, slice, keyEnd(p, i0, rows), t, keyTile);
-  A *lse = static_cast<A *>(a.lse.data) +
-           sluice_stream_slice_offset(p, a.lse, slice) + i0 * a.lse.row_stride;
+  A *lse = a.lse.data ? static_cast<A *>(a.lse.data) +
+                            sluice_stream_slice_offset(p, a.lse, slice) +
+                            i0 * a.lse.row_stride
+                      : nullptr;
   for (int64_t r = 0; r < rows; ++r) {
     bool empty = rowSum[r] == A(0);
     A inverse = empty ? A(0) : A(1) / rowSum[r];
     storeRows<T>(p, a.o, slice, i0 + r, 1, e, &t.acc[r * e], inverse);
-    lse[r * a.lse.row_stride] =
-        empty ? A(INFINITY) : rowMax[r] + std::log(rowSum[r]);
+    if (lse)
+      lse[r * a.lse.row_stride] =
+          empty ? A(INFINITY) : rowMax[r] + std::log(rowSum[r]);
   }
 }
 
@@ -234,7 +228,7 @@ static inline void probAndGrad(const sluice_stream_problem &p, Scratch<A> &t,
   grad = prob * (dp - t.stat2[r]);
 }
 
-/// Loads the query side (Q, dO, O, LSE, D) of rows [i0, i0 + rows).
+/// Loads the query side (Q, dO, LSE, D) of rows [i0, i0 + rows).
 template <typename T>
 static void loadQuerySide(const sluice_stream_bwd_args &a, int64_t slice,
                           int64_t i0, int64_t rows,
@@ -242,9 +236,8 @@ static void loadQuerySide(const sluice_stream_bwd_args &a, int64_t slice,
   const sluice_stream_problem &p = a.p;
   loadRows<T>(t.q.data(), p, a.q, slice, i0, rows, p.d);
   loadRows<T>(t.dO.data(), p, a.d_o, slice, i0, rows, p.e);
-  loadRows<T>(t.o.data(), p, a.o, slice, i0, rows, p.e);
   loadStats(t.stat.data(), p, a.lse, slice, i0, rows);
-  rowDots(t, rows, p.e, t.stat2.data());
+  loadStats(t.stat2.data(), p, a.d, slice, i0, rows);
 }
 
 /// Backward dQ of the query rows [i0, i0 + BM) of `slice`.
@@ -330,8 +323,9 @@ void sluice_stream_attention_fwd_cpu(const sluice_stream_fwd_args &a) {
   }
 }
 
-/// Backward of a streaming attention: writes dQ, dK and dV from Q, K, V, O,
-/// dO and the forward's LSE (the dQ pass, then the dK/dV pass).
+/// Backward of a streaming attention: writes dQ, dK and dV from Q, K, V,
+/// dO, the forward's LSE and D = rowsum(dO * O) (the dQ pass, then the dK/dV
+/// pass).
 template <typename T, int BM, int BN>
 void sluice_stream_attention_bwd_cpu(const sluice_stream_bwd_args &a) {
   using namespace sluice_stream_detail;

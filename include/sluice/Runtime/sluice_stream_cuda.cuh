@@ -1,0 +1,562 @@
+//===- sluice_stream_cuda.cuh - streaming attention, CUDA ----------*- CUDA -*-===//
+//
+// The CUDA kernels of a streaming attention (the problem of sluice_stream.h),
+// the algorithm of sluice_stream_cpu.h on tensor cores:
+//
+// * every product is a warp-level tile product `warpMma`: a warp owns 16
+//   rows, its accumulator is an array of 16x8 tiles in the register layout
+//   of `mma.sync.m16n8k16` (thread `lane` holds rows g = lane / 4 and g + 8,
+//   columns 2 t and 2 t + 1 with t = lane % 4, of every tile). f16/bf16
+//   operands go through `mma.sync` with f32 accumulation; f32 operands take
+//   a SIMT loop that fills the very same layout (no TF32), so the rest of
+//   each kernel is written once.
+// * both operands of every product are in shared memory: the loaded Q, K,
+//   V, dO tiles and the per-warp P / dS tiles, written from the
+//   accumulators (rounded to the element type, as tensor cores read them).
+//   Tiles are zero-filled past the sequence ends and past d / e, so any m,
+//   n, d, e <= head_dim work; scores past n are masked.
+// * row statistics (max, sum) of a row live in the 4 threads sharing g and
+//   are combined with two xor-shuffles.
+// * forward: one block per (slice, 16 * warps query rows), streaming over
+//   key tiles with online rescaling; writes O and LSE (f32).
+// * backward, two kernels (no atomics, no scratch, deterministic): dQ per
+//   (slice, query rows) streaming over key tiles; dK and dV per (slice,
+//   16 * warps keys) streaming over query tiles. Both recompute
+//   P = exp(S - LSE) and the dropout draw; D = rowsum(dO * O) is an input.
+//
+// The host functions launch on a stream and return the launch's error;
+// the tile sizes are template arguments, picked per target by
+// sluice_stream_cuda_tiles_for (sluice_stream.h) and recorded by the
+// emitter in the kernel's schedule.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SLUICE_STREAM_CUDA_CUH
+#define SLUICE_STREAM_CUDA_CUH
+
+#include "sluice_kernels.h"
+#include "sluice_stream.h"
+
+#include <cuda_runtime.h>
+#include <limits.h>
+
+namespace sluice_stream_cuda {
+
+//===----------------------------------------------------------------------===//
+// Warp tile products
+//===----------------------------------------------------------------------===//
+
+static __device__ __forceinline__ uint32_t pack2(sluice_f16 lo, sluice_f16 hi) {
+  return (uint32_t)__half_as_ushort(lo) | ((uint32_t)__half_as_ushort(hi) << 16);
+}
+static __device__ __forceinline__ uint32_t pack2(sluice_bf16 lo,
+                                                 sluice_bf16 hi) {
+  return (uint32_t)__bfloat16_as_ushort(lo) |
+         ((uint32_t)__bfloat16_as_ushort(hi) << 16);
+}
+
+/// c += a * b for one m16n8k16 tile (A row-major, B column-major, f32
+/// accumulators), f16 or bf16 operands.
+static __device__ __forceinline__ void mma16816(float (&c)[4],
+                                                const uint32_t (&a)[4],
+                                                const uint32_t (&b)[2],
+                                                const sluice_f16 *) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+               "{%0, %1, %2, %3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]),
+                 "r"(b[1]));
+}
+static __device__ __forceinline__ void mma16816(float (&c)[4],
+                                                const uint32_t (&a)[4],
+                                                const uint32_t (&b)[2],
+                                                const sluice_bf16 *) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+               "{%0, %1, %2, %3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]),
+                 "r"(b[1]));
+}
+
+/// acc += A * B for the calling warp: A is 16 x K at a[r * lda + k], B is
+/// K x (8 * NT) at b[n * bn + k * bk] (so B^T and B are both one call),
+/// acc[nt][x] the element (g + 8 * (x / 2), 8 * nt + 2 * t + x % 2). f16 and
+/// bf16: K / 16 steps of NT mma.sync. K is a multiple of 16.
+template <int NT, int K, typename T>
+static __device__ __forceinline__ void warpMma(float (&acc)[NT][4], const T *a,
+                                               int lda, const T *b, int bn,
+                                               int bk) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll 2
+  for (int k0 = 0; k0 < K; k0 += 16) {
+    const T *a0 = a + g * lda + k0 + 2 * t, *a8 = a0 + 8 * lda;
+    uint32_t af[4] = {pack2(a0[0], a0[1]), pack2(a8[0], a8[1]),
+                      pack2(a0[8], a0[9]), pack2(a8[8], a8[9])};
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+      const T *col = b + (nt * 8 + g) * bn + (k0 + 2 * t) * bk;
+      uint32_t bf[2] = {pack2(col[0], col[bk]),
+                        pack2(col[8 * bk], col[9 * bk])};
+      mma16816(acc[nt], af, bf, a);
+    }
+  }
+}
+
+/// The f32 product: SIMT fused multiply-adds into the same layout.
+template <int NT, int K>
+static __device__ __forceinline__ void warpMma(float (&acc)[NT][4],
+                                               const float *a, int lda,
+                                               const float *b, int bn,
+                                               int bk) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll 4
+  for (int k = 0; k < K; ++k) {
+    const float a0 = a[g * lda + k], a8 = a[(g + 8) * lda + k];
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+      const float *col = b + (nt * 8 + 2 * t) * bn + k * bk;
+      const float b0 = col[0], b1 = col[bn];
+      acc[nt][0] = fmaf(a0, b0, acc[nt][0]);
+      acc[nt][1] = fmaf(a0, b1, acc[nt][1]);
+      acc[nt][2] = fmaf(a8, b0, acc[nt][2]);
+      acc[nt][3] = fmaf(a8, b1, acc[nt][3]);
+    }
+  }
+}
+
+/// Sets every accumulator to 0.
+template <int NT>
+static __device__ __forceinline__ void clear(float (&acc)[NT][4]) {
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+    for (int x = 0; x < 4; ++x)
+      acc[nt][x] = 0.0f;
+}
+
+/// Combines a row statistic over the 4 threads holding the row.
+static __device__ __forceinline__ float quadMax(float v) {
+  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
+  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
+}
+static __device__ __forceinline__ float quadSum(float v) {
+  v += __shfl_xor_sync(0xffffffffu, v, 1);
+  return v + __shfl_xor_sync(0xffffffffu, v, 2);
+}
+
+//===----------------------------------------------------------------------===//
+// Global <-> shared memory
+//===----------------------------------------------------------------------===//
+
+template <typename T>
+static __device__ __forceinline__ T zeroOf() {
+  T z;
+  sluice_store(&z, 0.0f);
+  return z;
+}
+
+/// The first element of operand `x` in `slice`, row `row0`.
+template <typename T>
+static __device__ __forceinline__ T *
+base(const sluice_stream_problem &p, const sluice_stream_operand &x,
+     int64_t slice, int64_t row0) {
+  return static_cast<T *>(x.data) + sluice_stream_slice_offset(p, x, slice) +
+         row0 * x.row_stride;
+}
+
+/// The block copies ROWS x COLS elements of `src` (strides of `x`) into
+/// `dst` (row stride `ld`), zero past `rows` and `cols`.
+template <int ROWS, int COLS, int THREADS, typename T>
+static __device__ __forceinline__ void
+loadTile(T *dst, int ld, const T *src, const sluice_stream_operand &x,
+         int64_t rows, int64_t cols) {
+  const T zero = zeroOf<T>();
+  for (int idx = threadIdx.x; idx < ROWS * COLS; idx += THREADS) {
+    const int r = idx / COLS, c = idx % COLS;
+    dst[r * ld + c] =
+        (r < rows && c < cols) ? src[r * x.row_stride + c * x.col_stride]
+                               : zero;
+  }
+}
+
+/// Stores the warp's accumulators times `factor[x / 2]` into rows
+/// `row0 + g (+ 8)` of `dst` (strides of `x`), inside `rows` x `cols`.
+template <int NT, typename T>
+static __device__ __forceinline__ void
+storeAcc(T *dst, const sluice_stream_operand &x, const float (&acc)[NT][4],
+         const float (&factor)[2], int64_t rows, int64_t cols) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+    for (int x4 = 0; x4 < 4; ++x4) {
+      const int r = g + 8 * (x4 >> 1), c = nt * 8 + 2 * t + (x4 & 1);
+      if (r < rows && c < cols)
+        sluice_store(&dst[r * x.row_stride + c * x.col_stride],
+                     acc[nt][x4] * factor[x4 >> 1]);
+    }
+}
+
+/// Rounds the shared-memory byte count up to 16.
+static __host__ __device__ constexpr int align16(int bytes) {
+  return (bytes + 15) / 16 * 16;
+}
+
+//===----------------------------------------------------------------------===//
+// Forward
+//===----------------------------------------------------------------------===//
+
+/// Shared memory of the forward: Q (16 * WARPS rows), K and V (BN rows),
+/// each HD + 8 wide, and P (16 * WARPS x BN + 8).
+template <typename T, int WARPS, int BN, int HD>
+static __host__ __device__ constexpr int forwardSmem() {
+  return align16((16 * WARPS + 2 * BN) * (HD + 8) * (int)sizeof(T)) +
+         align16(16 * WARPS * (BN + 8) * (int)sizeof(T));
+}
+
+template <typename T, int WARPS, int BN, int HD>
+__global__ void __launch_bounds__(32 * WARPS)
+    forwardKernel(const sluice_stream_fwd_args a) {
+  constexpr int BM = 16 * WARPS, THREADS = 32 * WARPS, LD = HD + 8,
+                LDP = BN + 8;
+  extern __shared__ __align__(16) unsigned char smem[];
+  T *sQ = reinterpret_cast<T *>(smem), *sK = sQ + BM * LD, *sV = sK + BN * LD;
+  T *sP = reinterpret_cast<T *>(smem + align16((BM + 2 * BN) * LD * sizeof(T)));
+  const sluice_stream_problem &p = a.p;
+  const int64_t tiles = (p.m + BM - 1) / BM, slice = blockIdx.x / tiles;
+  const int64_t i0 = (blockIdx.x % tiles) * BM;
+  const int64_t rows = p.m - i0 < BM ? p.m - i0 : BM;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int g = lane >> 2, t = lane & 3;
+  const int64_t row[2] = {i0 + warp * 16 + g, i0 + warp * 16 + g + 8};
+  const int64_t counter = sluice_stream_counter_offset(p, slice);
+  const float scale = p.scale, keepScale = 1.0f / (1.0f - (float)p.dropout_p);
+  T *warpP = sP + warp * 16 * LDP;
+
+  loadTile<BM, HD, THREADS>(sQ, LD, base<const T>(p, a.q, slice, i0), a.q, rows,
+                            p.d);
+  float rowMax[2] = {-INFINITY, -INFINITY}, rowSum[2] = {0.0f, 0.0f};
+  float acc[HD / 8][4];
+  clear(acc);
+  // Causal: keys past the block's last row are masked for all its rows.
+  const int64_t end = p.causal && i0 + rows < p.n ? i0 + rows : p.n;
+  for (int64_t j0 = 0; j0 < end; j0 += BN) {
+    __syncthreads(); // the previous step's readers of sK / sV are done
+    loadTile<BN, HD, THREADS>(sK, LD, base<const T>(p, a.k, slice, j0), a.k,
+                              p.n - j0, p.d);
+    loadTile<BN, HD, THREADS>(sV, LD, base<const T>(p, a.v, slice, j0), a.v,
+                              p.n - j0, p.e);
+    __syncthreads();
+    float s[BN / 8][4];
+    clear(s);
+    warpMma<BN / 8, HD>(s, sQ + warp * 16 * LD, LD, sK, LD, 1); // Q K^T
+    float tileMax[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int nt = 0; nt < BN / 8; ++nt)
+#pragma unroll
+      for (int x = 0; x < 4; ++x) {
+        const int64_t j = j0 + nt * 8 + 2 * t + (x & 1);
+        const bool masked = j >= p.n || (p.causal && j > row[x >> 1]);
+        s[nt][x] = masked ? -INFINITY : s[nt][x] * scale;
+        tileMax[x >> 1] = fmaxf(tileMax[x >> 1], s[nt][x]);
+      }
+    float ref[2], rescale[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const float newMax = fmaxf(rowMax[r], quadMax(tileMax[r]));
+      // All masked so far: exp(-inf - 0) = 0 keeps the sums at 0.
+      ref[r] = newMax == -INFINITY ? 0.0f : newMax;
+      rescale[r] = expf(rowMax[r] - ref[r]);
+      rowMax[r] = newMax;
+      rowSum[r] *= rescale[r];
+    }
+#pragma unroll
+    for (int nt = 0; nt < BN / 8; ++nt)
+#pragma unroll
+      for (int x = 0; x < 4; ++x) {
+        const int r = x >> 1, c = nt * 8 + 2 * t + (x & 1);
+        float prob = expf(s[nt][x] - ref[r]);
+        rowSum[r] += prob;
+        if (p.dropout_p > 0.0)
+          prob = sluice_stream_keep(p, counter, row[r], j0 + c)
+                     ? prob * keepScale
+                     : 0.0f;
+        sluice_store(&warpP[(g + 8 * r) * LDP + c], prob);
+      }
+#pragma unroll
+    for (int nt = 0; nt < HD / 8; ++nt)
+#pragma unroll
+      for (int x = 0; x < 4; ++x)
+        acc[nt][x] *= rescale[x >> 1];
+    __syncwarp();
+    warpMma<HD / 8, BN>(acc, warpP, LDP, sV, 1, LD); // P V
+    __syncwarp(); // the next step's P overwrites warpP
+  }
+  float inverse[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    rowSum[r] = quadSum(rowSum[r]);
+    inverse[r] = rowSum[r] > 0.0f ? 1.0f / rowSum[r] : 0.0f;
+  }
+  const int64_t warpRows = rows - warp * 16;
+  storeAcc(base<T>(p, a.o, slice, i0 + warp * 16), a.o, acc, inverse,
+           warpRows, p.e);
+  if (t == 0 && a.lse.data) { // no LSE in inference
+    float *lse = base<float>(p, a.lse, slice, 0);
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+      if (row[r] < p.m)
+        lse[row[r] * a.lse.row_stride] =
+            rowSum[r] > 0.0f ? rowMax[r] + logf(rowSum[r]) : INFINITY;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Backward: dQ
+//===----------------------------------------------------------------------===//
+
+/// Shared memory of the dQ kernel: Q and dO (16 * WARPS rows), K and V (BN
+/// rows), each HD + 8 wide; dS (16 * WARPS x BN + 8).
+template <typename T, int WARPS, int BN, int HD>
+static __host__ __device__ constexpr int gradQuerySmem() {
+  return align16((32 * WARPS + 2 * BN) * (HD + 8) * (int)sizeof(T)) +
+         align16(16 * WARPS * (BN + 8) * (int)sizeof(T));
+}
+
+template <typename T, int WARPS, int BN, int HD>
+__global__ void __launch_bounds__(32 * WARPS)
+    gradQueryKernel(const sluice_stream_bwd_args a) {
+  constexpr int BM = 16 * WARPS, THREADS = 32 * WARPS, LD = HD + 8,
+                LDP = BN + 8;
+  extern __shared__ __align__(16) unsigned char smem[];
+  T *sQ = reinterpret_cast<T *>(smem), *sdO = sQ + BM * LD,
+    *sK = sdO + BM * LD, *sV = sK + BN * LD;
+  T *sdS = reinterpret_cast<T *>(
+      smem + align16((2 * BM + 2 * BN) * LD * sizeof(T)));
+  const sluice_stream_problem &p = a.p;
+  const int64_t tiles = (p.m + BM - 1) / BM, slice = blockIdx.x / tiles;
+  const int64_t i0 = (blockIdx.x % tiles) * BM;
+  const int64_t rows = p.m - i0 < BM ? p.m - i0 : BM;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int g = lane >> 2, t = lane & 3;
+  const int64_t row[2] = {i0 + warp * 16 + g, i0 + warp * 16 + g + 8};
+  const int64_t counter = sluice_stream_counter_offset(p, slice);
+  const float scale = p.scale, keepScale = 1.0f / (1.0f - (float)p.dropout_p);
+  T *warpdS = sdS + warp * 16 * LDP;
+
+  loadTile<BM, HD, THREADS>(sQ, LD, base<const T>(p, a.q, slice, i0), a.q, rows,
+                            p.d);
+  loadTile<BM, HD, THREADS>(sdO, LD, base<const T>(p, a.d_o, slice, i0), a.d_o,
+                            rows, p.e);
+  float lse[2], rowDot[2];
+  const float *lseIn = base<const float>(p, a.lse, slice, 0);
+  const float *rowDotIn = base<const float>(p, a.d, slice, 0);
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const bool inside = row[r] < p.m;
+    lse[r] = inside ? lseIn[row[r] * a.lse.row_stride] : INFINITY;
+    rowDot[r] = inside ? rowDotIn[row[r] * a.d.row_stride] : 0.0f;
+  }
+  float dq[HD / 8][4];
+  clear(dq);
+  const int64_t end = p.causal && i0 + rows < p.n ? i0 + rows : p.n;
+  for (int64_t j0 = 0; j0 < end; j0 += BN) {
+    __syncthreads();
+    loadTile<BN, HD, THREADS>(sK, LD, base<const T>(p, a.k, slice, j0), a.k,
+                              p.n - j0, p.d);
+    loadTile<BN, HD, THREADS>(sV, LD, base<const T>(p, a.v, slice, j0), a.v,
+                              p.n - j0, p.e);
+    __syncthreads();
+    float s[BN / 8][4], dp[BN / 8][4];
+    clear(s);
+    clear(dp);
+    warpMma<BN / 8, HD>(s, sQ + warp * 16 * LD, LD, sK, LD, 1);   // Q K^T
+    warpMma<BN / 8, HD>(dp, sdO + warp * 16 * LD, LD, sV, LD, 1); // dO V^T
+#pragma unroll
+    for (int nt = 0; nt < BN / 8; ++nt)
+#pragma unroll
+      for (int x = 0; x < 4; ++x) {
+        const int r = x >> 1, c = nt * 8 + 2 * t + (x & 1);
+        const int64_t j = j0 + c;
+        float ds = 0.0f;
+        if (j < p.n && !(p.causal && j > row[r]) && lse[r] != INFINITY) {
+          const float prob = expf(s[nt][x] * scale - lse[r]);
+          float drop = 1.0f;
+          if (p.dropout_p > 0.0)
+            drop = sluice_stream_keep(p, counter, row[r], j) ? keepScale : 0.0f;
+          ds = prob * (dp[nt][x] * drop - rowDot[r]);
+        }
+        sluice_store(&warpdS[(g + 8 * r) * LDP + c], ds);
+      }
+    __syncwarp();
+    warpMma<HD / 8, BN>(dq, warpdS, LDP, sK, 1, LD); // dS K
+    __syncwarp();
+  }
+  const float factor[2] = {scale, scale};
+  storeAcc(base<T>(p, a.dq, slice, i0 + warp * 16), a.dq, dq, factor,
+           rows - warp * 16, p.d);
+}
+
+//===----------------------------------------------------------------------===//
+// Backward: dK and dV
+//===----------------------------------------------------------------------===//
+
+/// Shared memory of the dK/dV kernel: K and V (16 * WARPS keys), Q and dO
+/// (BMQ rows), each HD + 8 wide; P and dS transposed (16 * WARPS x BMQ + 8);
+/// LSE and D of the query tile (BMQ f32 each).
+template <typename T, int WARPS, int BMQ, int HD>
+static __host__ __device__ constexpr int gradKeySmem() {
+  return align16((32 * WARPS + 2 * BMQ) * (HD + 8) * (int)sizeof(T)) +
+         align16(2 * 16 * WARPS * (BMQ + 8) * (int)sizeof(T)) +
+         align16(2 * BMQ * 4);
+}
+
+template <typename T, int WARPS, int BMQ, int HD>
+__global__ void __launch_bounds__(32 * WARPS)
+    gradKeyKernel(const sluice_stream_bwd_args a) {
+  constexpr int BN = 16 * WARPS, THREADS = 32 * WARPS, LD = HD + 8,
+                LDQ = BMQ + 8;
+  extern __shared__ __align__(16) unsigned char smem[];
+  T *sK = reinterpret_cast<T *>(smem), *sV = sK + BN * LD, *sQ = sV + BN * LD,
+    *sdO = sQ + BMQ * LD;
+  unsigned char *rest = smem + align16((2 * BN + 2 * BMQ) * LD * sizeof(T));
+  T *sP = reinterpret_cast<T *>(rest), *sdS = sP + BN * LDQ;
+  float *sLse = reinterpret_cast<float *>(
+            rest + align16(2 * BN * LDQ * sizeof(T))),
+        *sD = sLse + BMQ;
+  const sluice_stream_problem &p = a.p;
+  const int64_t tiles = (p.n + BN - 1) / BN, slice = blockIdx.x / tiles;
+  const int64_t j0 = (blockIdx.x % tiles) * BN;
+  const int64_t keys = p.n - j0 < BN ? p.n - j0 : BN;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int g = lane >> 2, t = lane & 3;
+  const int64_t key[2] = {j0 + warp * 16 + g, j0 + warp * 16 + g + 8};
+  const int64_t counter = sluice_stream_counter_offset(p, slice);
+  const float scale = p.scale, keepScale = 1.0f / (1.0f - (float)p.dropout_p);
+  T *warpP = sP + warp * 16 * LDQ, *warpdS = sdS + warp * 16 * LDQ;
+
+  loadTile<BN, HD, THREADS>(sK, LD, base<const T>(p, a.k, slice, j0), a.k, keys,
+                            p.d);
+  loadTile<BN, HD, THREADS>(sV, LD, base<const T>(p, a.v, slice, j0), a.v, keys,
+                            p.e);
+  float dk[HD / 8][4], dv[HD / 8][4];
+  clear(dk);
+  clear(dv);
+  const float *lseIn = base<const float>(p, a.lse, slice, 0);
+  const float *rowDotIn = base<const float>(p, a.d, slice, 0);
+  // Causal: query rows before j0 see none of these keys.
+  for (int64_t i0 = p.causal ? j0 : 0; i0 < p.m; i0 += BMQ) {
+    const int64_t rows = p.m - i0 < BMQ ? p.m - i0 : BMQ;
+    __syncthreads(); // the previous step's readers are done
+    loadTile<BMQ, HD, THREADS>(sQ, LD, base<const T>(p, a.q, slice, i0), a.q,
+                               rows, p.d);
+    loadTile<BMQ, HD, THREADS>(sdO, LD, base<const T>(p, a.d_o, slice, i0),
+                               a.d_o, rows, p.e);
+    for (int r = threadIdx.x; r < BMQ; r += THREADS) {
+      sLse[r] = r < rows ? lseIn[(i0 + r) * a.lse.row_stride] : INFINITY;
+      sD[r] = r < rows ? rowDotIn[(i0 + r) * a.d.row_stride] : 0.0f;
+    }
+    __syncthreads();
+    float s[BMQ / 8][4], dp[BMQ / 8][4];
+    clear(s);
+    clear(dp);
+    warpMma<BMQ / 8, HD>(s, sK + warp * 16 * LD, LD, sQ, LD, 1);   // K Q^T
+    warpMma<BMQ / 8, HD>(dp, sV + warp * 16 * LD, LD, sdO, LD, 1); // V dO^T
+#pragma unroll
+    for (int nt = 0; nt < BMQ / 8; ++nt)
+#pragma unroll
+      for (int x = 0; x < 4; ++x) {
+        const int r = x >> 1, c = nt * 8 + 2 * t + (x & 1);
+        const int64_t i = i0 + c, j = key[r];
+        float pd = 0.0f, ds = 0.0f;
+        if (j < p.n && c < rows && !(p.causal && j > i) &&
+            sLse[c] != INFINITY) {
+          const float prob = expf(s[nt][x] * scale - sLse[c]);
+          float drop = 1.0f;
+          if (p.dropout_p > 0.0)
+            drop = sluice_stream_keep(p, counter, i, j) ? keepScale : 0.0f;
+          pd = prob * drop;
+          ds = prob * (dp[nt][x] * drop - sD[c]);
+        }
+        sluice_store(&warpP[(g + 8 * r) * LDQ + c], pd);
+        sluice_store(&warpdS[(g + 8 * r) * LDQ + c], ds);
+      }
+    __syncwarp();
+    warpMma<HD / 8, BMQ>(dv, warpP, LDQ, sdO, 1, LD); // P^T dO
+    warpMma<HD / 8, BMQ>(dk, warpdS, LDQ, sQ, 1, LD); // dS^T Q
+  }
+  const float kFactor[2] = {scale, scale}, vFactor[2] = {1.0f, 1.0f};
+  storeAcc(base<T>(p, a.dk, slice, j0 + warp * 16), a.dk, dk, kFactor,
+           keys - warp * 16, p.d);
+  storeAcc(base<T>(p, a.dv, slice, j0 + warp * 16), a.dv, dv, vFactor,
+           keys - warp * 16, p.e);
+}
+
+//===----------------------------------------------------------------------===//
+// Launches
+//===----------------------------------------------------------------------===//
+
+/// Launches `kernel` on `blocks` x (rows of `tile`) blocks with `bytes` of
+/// dynamic shared memory (opting in above the default 48 KB).
+template <typename Args>
+static cudaError_t launch(void (*kernel)(Args), int64_t blocks, int threads,
+                          int bytes, const Args &args, cudaStream_t stream) {
+  if (blocks == 0)
+    return cudaSuccess;
+  if (blocks > INT_MAX)
+    return cudaErrorInvalidConfiguration;
+  if (bytes > 48 * 1024) {
+    cudaError_t status = cudaFuncSetAttribute(
+        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    if (status != cudaSuccess)
+      return status;
+  }
+  kernel<<<(unsigned)blocks, threads, bytes, stream>>>(args);
+  return cudaGetLastError();
+}
+
+} // namespace sluice_stream_cuda
+
+/// Forward of a streaming attention on `stream`: WARPS warps of 16 query
+/// rows per block, BN keys per step, head dims d, e <= HD (a multiple of
+/// 16). Returns the launch's error (cudaErrorInvalidValue when d or e
+/// exceeds HD).
+template <typename T, int WARPS, int BN, int HD>
+cudaError_t sluice_stream_attention_fwd_cuda(const sluice_stream_fwd_args &a,
+                                             cudaStream_t stream) {
+  using namespace sluice_stream_cuda;
+  static_assert(BN % 16 == 0 && HD % 16 == 0, "tiles of whole mma steps");
+  if (a.p.d > HD || a.p.e > HD)
+    return cudaErrorInvalidValue;
+  const int64_t blocks =
+      sluice_stream_slices(a.p) * ((a.p.m + 16 * WARPS - 1) / (16 * WARPS));
+  return launch(forwardKernel<T, WARPS, BN, HD>, blocks, 32 * WARPS,
+                forwardSmem<T, WARPS, BN, HD>(), a, stream);
+}
+
+/// Backward of a streaming attention on `stream`: the dQ kernel (WARPS x 16
+/// query rows per block, BN keys per step), then the dK/dV kernel (WARPS x
+/// 16 keys per block, BMQ query rows per step).
+template <typename T, int WARPS, int BN, int BMQ, int HD>
+cudaError_t sluice_stream_attention_bwd_cuda(const sluice_stream_bwd_args &a,
+                                             cudaStream_t stream) {
+  using namespace sluice_stream_cuda;
+  static_assert(BN % 16 == 0 && BMQ % 16 == 0 && HD % 16 == 0,
+                "tiles of whole mma steps");
+  if (a.p.d > HD || a.p.e > HD)
+    return cudaErrorInvalidValue;
+  const int64_t slices = sluice_stream_slices(a.p), rowsPerBlock = 16 * WARPS;
+  cudaError_t status =
+      launch(gradQueryKernel<T, WARPS, BN, HD>,
+             slices * ((a.p.m + rowsPerBlock - 1) / rowsPerBlock), 32 * WARPS,
+             gradQuerySmem<T, WARPS, BN, HD>(), a, stream);
+  if (status != cudaSuccess)
+    return status;
+  return launch(gradKeyKernel<T, WARPS, BMQ, HD>,
+                slices * ((a.p.n + rowsPerBlock - 1) / rowsPerBlock),
+                32 * WARPS, gradKeySmem<T, WARPS, BMQ, HD>(), a, stream);
+}
+
+#endif // SLUICE_STREAM_CUDA_CUH

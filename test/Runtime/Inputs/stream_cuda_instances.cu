@@ -1,0 +1,30 @@
+// Every CUDA streaming attention kernel the emitter can pick for one
+// architecture (ARCH = 80, 90, ...): the forward and the backward for f16,
+// bf16 and f32 at each padded head dim, with the tiles of
+// sluice_stream_cuda_tiles_for. test/Runtime/stream-cuda-*.test compile it
+// with ptxas -v and check that no kernel spills.
+#include "sluice_stream_cuda.cuh"
+
+#ifndef ARCH
+#error "compile with -DARCH=<compute capability, e.g. 80>"
+#endif
+
+#define SLUICE_TILES(T, HD) sluice_stream_cuda_tiles_for(ARCH, sizeof(T), HD)
+#define SLUICE_INSTANTIATE(T, HD)                                              \
+  template cudaError_t sluice_stream_attention_fwd_cuda<                       \
+      T, SLUICE_TILES(T, HD).warps, SLUICE_TILES(T, HD).key_tile,              \
+      SLUICE_TILES(T, HD).head_dim>(const sluice_stream_fwd_args &,            \
+                                    cudaStream_t);                             \
+  template cudaError_t sluice_stream_attention_bwd_cuda<                       \
+      T, SLUICE_TILES(T, HD).warps, SLUICE_TILES(T, HD).key_tile,              \
+      SLUICE_TILES(T, HD).query_tile, SLUICE_TILES(T, HD).head_dim>(           \
+      const sluice_stream_bwd_args &, cudaStream_t);
+
+#define SLUICE_INSTANTIATE_TYPE(T)                                             \
+  SLUICE_INSTANTIATE(T, 32)                                                    \
+  SLUICE_INSTANTIATE(T, 64)                                                    \
+  SLUICE_INSTANTIATE(T, 128)
+
+SLUICE_INSTANTIATE_TYPE(sluice_f16)
+SLUICE_INSTANTIATE_TYPE(sluice_bf16)
+SLUICE_INSTANTIATE_TYPE(float)
