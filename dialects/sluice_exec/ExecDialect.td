@@ -131,4 +131,35 @@ def Exec_ScheduleAttr : AttrDef<Exec_Dialect, "Schedule"> {
   let genVerifyDecl = 1;
 }
 
+def Exec_StreamTilesAttr : AttrDef<Exec_Dialect, "StreamTiles"> {
+  let mnemonic = "stream_tiles";
+  let summary = "the tiles of a streaming attention kernel";
+  let description = [{
+    How a `sluice_exec.attention` (the runtime kernels of
+    include/sluice/Runtime/sluice_stream*.h) tiles its work: the forward and
+    dQ passes take `query_rows` query rows per block (C++: per task) and
+    stream over `key_tile` keys per step; the dK/dV pass takes `key_rows`
+    keys per block and streams over `query_tile` query rows per step.
+    CUDA: `threads` = 32 per warp, each warp owning 16 rows (`query_rows` =
+    `key_rows` = threads / 2), shared-memory tiles `head_dim` wide (d and e
+    at most that; a multiple of 16). C++: one thread per task (`threads` =
+    1), `key_rows` = `key_tile`, `query_tile` = `query_rows`, `head_dim` 0
+    (any). Chosen per target by the emitter (sluice_stream_cuda_tiles_for).
+
+    ```mlir
+    #sluice_exec.stream_tiles<query_rows = 64, key_tile = 64, key_rows = 64,
+        query_tile = 32, head_dim = 64, threads = 128>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$query_rows,
+    "int64_t":$key_tile,
+    "int64_t":$key_rows,
+    "int64_t":$query_tile,
+    "int64_t":$head_dim,
+    "int64_t":$threads);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // SLUICE_EXEC_DIALECT_TD

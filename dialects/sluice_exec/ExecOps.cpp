@@ -20,9 +20,7 @@ using namespace mlir::sluice::exec;
 #define GET_OP_CLASSES
 #include "dialects/sluice_exec/ExecOps.cpp.inc"
 
-/// Fails at `op` unless `label` can go into a C string literal and a printf
-/// format.
-static LogicalResult verifyLabel(Operation *op, StringRef label) {
+LogicalResult mlir::sluice::exec::verifyLabel(Operation *op, StringRef label) {
   if (label.find_first_of("\"\\%\n") != StringRef::npos)
     return op->emitOpError()
            << "label holds a quote, backslash, '%' or newline";

@@ -16,4 +16,10 @@
 #define GET_OP_CLASSES
 #include "dialects/sluice_exec/ExecOps.h.inc"
 
+namespace mlir::sluice::exec {
+/// Fails at `op` unless `label` can go into a C string literal and a printf
+/// format.
+LogicalResult verifyLabel(Operation *op, StringRef label);
+} // namespace mlir::sluice::exec
+
 #endif // SLUICE_EXEC_EXECOPS_H

@@ -163,4 +163,48 @@ class Exec_TimerOp<string mnemonic, string edge>
 def Exec_TimerBeginOp : Exec_TimerOp<"timer_begin", "begin">;
 def Exec_TimerEndOp : Exec_TimerOp<"timer_end", "end">;
 
+def Exec_AttentionOp : Exec_Op<"attention", [AttrSizedOperandSegments]> {
+  let summary = "a streaming attention kernel of the runtime";
+  let description = [{
+    One call of the streaming (online-softmax) attention kernels of
+    include/sluice/Runtime/sluice_stream*.h, the lowering of a
+    `kind = streaming` sluice.kernel. Per slice (one point of the `batch`
+    dims), S = `scale` * Q K^T (m x n, contracted over d), keys after the
+    query masked when `causal`, P = softmax(S), dropout with probability
+    `dropout` drawn from the run's seed and `stream` at counter
+    `counter . (batch..., i, j)`, O = P V (m x e). Forward: inputs (Q, K,
+    V), outputs (O) or (O, LSE). Backward (`backward`): inputs (Q, K, V, dO,
+    LSE, D), outputs (dQ, dK, dV). `strides` gives, per pointer (inputs,
+    then outputs), the element strides of (batch..., row, column) (LSE and D
+    have no column: 0). `element` is Q's element type; LSE and D are f32.
+    `tiles` are the kernel's tiles; `label` names it in messages.
+
+    ```mlir
+    sluice_exec.attention (%q, %k, %v) -> (%o, %lse) {label = "kernel 'attn'",
+        element = f16, batch = array<i64: 2, 4>, m = 7, n = 7, d = 16, e = 16,
+        strides = [array<i64: 448, 16, 64, 1>, ...], counter = array<i64: 196, 49, 7, 1>,
+        scale = 0.25, causal = false, dropout = 0.1, stream = 1,
+        tiles = #sluice_exec.stream_tiles<...>}
+    ```
+  }];
+  let arguments = (ins Variadic<Exec_PtrType>:$inputs,
+                       Variadic<Exec_PtrType>:$outputs,
+                       UnitAttr:$backward,
+                       TypeAttr:$element,
+                       DenseI64ArrayAttr:$batch,
+                       I64Attr:$m, I64Attr:$n, I64Attr:$d, I64Attr:$e,
+                       ArrayAttr:$strides,
+                       DenseI64ArrayAttr:$counter,
+                       F64Attr:$scale,
+                       BoolAttr:$causal,
+                       F64Attr:$dropout,
+                       I64Attr:$stream,
+                       Exec_StreamTilesAttr:$tiles,
+                       StrAttr:$label);
+  let assemblyFormat = [{
+    `(` $inputs `)` `->` `(` $outputs `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // SLUICE_EXEC_OPS_TD

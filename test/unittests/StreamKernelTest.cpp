@@ -11,9 +11,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "sluice/Runtime/sluice_stream_cpu.h"
-#include <gtest/gtest.h>
 #include <algorithm>
 #include <cmath>
+#include <gtest/gtest.h>
 #include <random>
 #include <string>
 #include <vector>
@@ -92,8 +92,8 @@ struct Problem {
         dO({s.b, s.h, s.m, s.e}, kHeadsFirst),
         dq({s.b, s.h, s.m, s.d}, kColumnMajor),
         dk({s.b, s.h, s.n, s.d}, kInterleaved),
-        dv({s.b, s.h, s.n, s.e}, kHeadsFirst),
-        lse({s.b, s.h, s.m}, {1, 0, 2}), rowDot({s.b, s.h, s.m}, {0, 2, 1}) {
+        dv({s.b, s.h, s.n, s.e}, kHeadsFirst), lse({s.b, s.h, s.m}, {1, 0, 2}),
+        rowDot({s.b, s.h, s.m}, {0, 2, 1}) {
     std::mt19937 gen(seed);
     std::uniform_real_distribution<double> dist(-2.0, 2.0);
     for (Tensor<T> *t : {&q, &k, &v, &dO})
@@ -120,13 +120,13 @@ struct Problem {
     return p;
   }
   sluice_stream_fwd_args forwardArgs() {
-    sluice_stream_fwd_args a = {problem(), q.operand(), k.operand(),
+    sluice_stream_fwd_args a = {problem(),   q.operand(), k.operand(),
                                 v.operand(), o.operand(), lse.operand()};
     return a;
   }
   sluice_stream_bwd_args backwardArgs() {
-    sluice_stream_bwd_args a = {problem(),     q.operand(),      k.operand(),
-                                v.operand(),   dO.operand(),     lse.operand(),
+    sluice_stream_bwd_args a = {problem(),        q.operand(),  k.operand(),
+                                v.operand(),      dO.operand(), lse.operand(),
                                 rowDot.operand(), dq.operand(), dk.operand(),
                                 dv.operand()};
     return a;
@@ -139,7 +139,8 @@ struct Problem {
         for (int64_t i = 0; i < s.m; ++i) {
           A sum = 0;
           for (int64_t x = 0; x < s.e; ++x)
-            sum += (A)toDouble(dO.at(b, h, i, x)) * (A)toDouble(o.at(b, h, i, x));
+            sum +=
+                (A)toDouble(dO.at(b, h, i, x)) * (A)toDouble(o.at(b, h, i, x));
           rowDot.at(b, h, i) = sum;
         }
   }

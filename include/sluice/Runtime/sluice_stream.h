@@ -1,4 +1,5 @@
-//===- sluice_stream.h - the problem of a streaming attention kernel -*- C++ -*-===//
+//===- sluice_stream.h - the problem of a streaming attention kernel -*- C++
+//-*-===//
 //
 // Plain structs shared by the portable C++ (sluice_stream_cpu.h) and CUDA
 // (sluice_stream_cuda.cuh) streaming kernels: the kernels the fusion pass's
@@ -67,6 +68,11 @@ struct sluice_stream_problem {
   /// Dropout of the softmax output: off when dropout_p == 0.
   double dropout_p;
   uint64_t seed, stream;
+  /// Set by the CUDA entry functions (callers leave them), so that device
+  /// code does no double arithmetic: dropout_p > 0, and 1 / (1 - dropout_p)
+  /// in f32.
+  int has_dropout;
+  float keep_scale;
   /// Counter strides of the dropout draw (see the file comment).
   int64_t counter_batch[SLUICE_STREAM_MAX_BATCH];
   int64_t counter_row, counter_col;
@@ -110,17 +116,15 @@ sluice_stream_batch_offset(const struct sluice_stream_problem &p,
 }
 
 /// The element offset of `slice` in operand `x`.
-static inline SLUICE_HD int64_t
-sluice_stream_slice_offset(const struct sluice_stream_problem &p,
-                           const struct sluice_stream_operand &x,
-                           int64_t slice) {
+static inline SLUICE_HD int64_t sluice_stream_slice_offset(
+    const struct sluice_stream_problem &p,
+    const struct sluice_stream_operand &x, int64_t slice) {
   return sluice_stream_batch_offset(p, x.batch_stride, slice);
 }
 
 /// The dropout counter of element (0, 0) of `slice`.
-static inline SLUICE_HD int64_t
-sluice_stream_counter_offset(const struct sluice_stream_problem &p,
-                             int64_t slice) {
+static inline SLUICE_HD int64_t sluice_stream_counter_offset(
+    const struct sluice_stream_problem &p, int64_t slice) {
   return sluice_stream_batch_offset(p, p.counter_batch, slice);
 }
 
@@ -150,8 +154,7 @@ struct sluice_stream_cuda_tiles {
 /// share every K/V tile).
 static inline constexpr struct sluice_stream_cuda_tiles
 sluice_stream_cuda_tiles_for(int arch, int element_bytes, int64_t head_dim) {
-  return head_dim > 128 || head_dim < 0
-             ? sluice_stream_cuda_tiles{0, 0, 0, 0}
+  return head_dim > 128 || head_dim < 0 ? sluice_stream_cuda_tiles{0, 0, 0, 0}
          : element_bytes == 2
              ? sluice_stream_cuda_tiles{arch >= 90 ? 8 : 4, 64,
                                         head_dim <= 64 ? 32 : 16,

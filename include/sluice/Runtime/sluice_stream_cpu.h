@@ -1,4 +1,5 @@
-//===- sluice_stream_cpu.h - streaming attention, portable C++ -----*- C++ -*-===//
+//===- sluice_stream_cpu.h - streaming attention, portable C++ -----*- C++
+//-*-===//
 //
 // The portable C++ kernels of a streaming (online-softmax) attention kernel,
 // the problem of sluice_stream.h, with the tiling of the CUDA kernels:
@@ -337,8 +338,8 @@ void sluice_stream_attention_bwd_cpu(const sluice_stream_bwd_args &a) {
     Scratch<A> t(BM > BN ? BM : BN, BN, a.p.d, a.p.e);
     SLUICE_STREAM_PRAGMA(omp for schedule(dynamic))
     for (int64_t task = 0; task < slices * queryTiles; ++task)
-      gradQueryTile<T, BM, BN>(a, task / queryTiles,
-                               (task % queryTiles) * BM, t);
+      gradQueryTile<T, BM, BN>(a, task / queryTiles, (task % queryTiles) * BM,
+                               t);
     SLUICE_STREAM_PRAGMA(omp for schedule(dynamic))
     for (int64_t task = 0; task < slices * keyTiles; ++task)
       gradKeyTile<T, BM, BN>(a, task / keyTiles, (task % keyTiles) * BN, t);

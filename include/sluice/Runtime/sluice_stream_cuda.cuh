@@ -1,4 +1,5 @@
-//===- sluice_stream_cuda.cuh - streaming attention, CUDA ----------*- CUDA -*-===//
+//===- sluice_stream_cuda.cuh - streaming attention, CUDA ----------*- CUDA
+//-*-===//
 //
 // The CUDA kernels of a streaming attention (the problem of sluice_stream.h),
 // the algorithm of sluice_stream_cpu.h on tensor cores:
@@ -47,7 +48,8 @@ namespace sluice_stream_cuda {
 //===----------------------------------------------------------------------===//
 
 static __device__ __forceinline__ uint32_t pack2(sluice_f16 lo, sluice_f16 hi) {
-  return (uint32_t)__half_as_ushort(lo) | ((uint32_t)__half_as_ushort(hi) << 16);
+  return (uint32_t)__half_as_ushort(lo) |
+         ((uint32_t)__half_as_ushort(hi) << 16);
 }
 static __device__ __forceinline__ uint32_t pack2(sluice_bf16 lo,
                                                  sluice_bf16 hi) {
@@ -85,9 +87,8 @@ static __device__ __forceinline__ void mma16816(float (&c)[4],
 /// acc[nt][x] the element (g + 8 * (x / 2), 8 * nt + 2 * t + x % 2). f16 and
 /// bf16: K / 16 steps of NT mma.sync. K is a multiple of 16.
 template <int NT, int K, typename T>
-static __device__ __forceinline__ void warpMma(float (&acc)[NT][4], const T *a,
-                                               int lda, const T *b, int bn,
-                                               int bk) {
+static __device__ __forceinline__ void
+warpMma(float (&acc)[NT][4], const T *a, int lda, const T *b, int bn, int bk) {
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
 #pragma unroll 2
   for (int k0 = 0; k0 < K; k0 += 16) {
@@ -108,10 +109,9 @@ static __device__ __forceinline__ void warpMma(float (&acc)[NT][4], const T *a,
 template <int NT, int K>
 static __device__ __forceinline__ void warpMma(float (&acc)[NT][4],
                                                const float *a, int lda,
-                                               const float *b, int bn,
-                                               int bk) {
+                                               const float *b, int bn, int bk) {
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-#pragma unroll 4
+#pragma unroll 2
   for (int k = 0; k < K; ++k) {
     const float a0 = a[g * lda + k], a8 = a[(g + 8) * lda + k];
 #pragma unroll
@@ -159,9 +159,9 @@ static __device__ __forceinline__ T zeroOf() {
 
 /// The first element of operand `x` in `slice`, row `row0`.
 template <typename T>
-static __device__ __forceinline__ T *
-base(const sluice_stream_problem &p, const sluice_stream_operand &x,
-     int64_t slice, int64_t row0) {
+static __device__ __forceinline__ T *base(const sluice_stream_problem &p,
+                                          const sluice_stream_operand &x,
+                                          int64_t slice, int64_t row0) {
   return static_cast<T *>(x.data) + sluice_stream_slice_offset(p, x, slice) +
          row0 * x.row_stride;
 }
@@ -169,15 +169,15 @@ base(const sluice_stream_problem &p, const sluice_stream_operand &x,
 /// The block copies ROWS x COLS elements of `src` (strides of `x`) into
 /// `dst` (row stride `ld`), zero past `rows` and `cols`.
 template <int ROWS, int COLS, int THREADS, typename T>
-static __device__ __forceinline__ void
-loadTile(T *dst, int ld, const T *src, const sluice_stream_operand &x,
-         int64_t rows, int64_t cols) {
+static __device__ __forceinline__ void loadTile(T *dst, int ld, const T *src,
+                                                const sluice_stream_operand &x,
+                                                int64_t rows, int64_t cols) {
   const T zero = zeroOf<T>();
   for (int idx = threadIdx.x; idx < ROWS * COLS; idx += THREADS) {
     const int r = idx / COLS, c = idx % COLS;
-    dst[r * ld + c] =
-        (r < rows && c < cols) ? src[r * x.row_stride + c * x.col_stride]
-                               : zero;
+    dst[r * ld + c] = (r < rows && c < cols)
+                          ? src[r * x.row_stride + c * x.col_stride]
+                          : zero;
   }
 }
 
@@ -197,6 +197,46 @@ storeAcc(T *dst, const sluice_stream_operand &x, const float (&acc)[NT][4],
         sluice_store(&dst[r * x.row_stride + c * x.col_stride],
                      acc[nt][x4] * factor[x4 >> 1]);
     }
+}
+
+/// Where the calling thread works: its block's slice and the block's rows
+/// [first, first + count) of an extent cut into blocks of 16 * WARPS rows,
+/// its warp, and the two rows (g and g + 8 of the warp's 16) whose
+/// accumulators it holds; `counter` is the slice's dropout counter offset.
+struct Place {
+  int64_t slice, first, count, row[2], counter;
+  int warp, g, t;
+};
+
+template <int WARPS>
+static __device__ __forceinline__ Place place(const sluice_stream_problem &p,
+                                              int64_t extent) {
+  constexpr int ROWS = 16 * WARPS;
+  const int64_t tiles = (extent + ROWS - 1) / ROWS;
+  const int lane = threadIdx.x & 31;
+  Place at;
+  at.slice = blockIdx.x / tiles;
+  at.first = (blockIdx.x % tiles) * ROWS;
+  at.count = extent - at.first < ROWS ? extent - at.first : ROWS;
+  at.warp = threadIdx.x >> 5;
+  at.g = lane >> 2;
+  at.t = lane & 3;
+  at.row[0] = at.first + at.warp * 16 + at.g;
+  at.row[1] = at.row[0] + 8;
+  at.counter = sluice_stream_counter_offset(p, at.slice);
+  return at;
+}
+
+/// The block loads keys [j0, j0 + ROWS) of K and V into sK and sV.
+template <int ROWS, int HD, int THREADS, typename T>
+static __device__ __forceinline__ void
+loadKeys(T *sK, T *sV, const sluice_stream_problem &p,
+         const sluice_stream_operand &k, const sluice_stream_operand &v,
+         int64_t slice, int64_t j0) {
+  loadTile<ROWS, HD, THREADS>(sK, HD + 8, base<const T>(p, k, slice, j0), k,
+                              p.n - j0, p.d);
+  loadTile<ROWS, HD, THREADS>(sV, HD + 8, base<const T>(p, v, slice, j0), v,
+                              p.n - j0, p.e);
 }
 
 /// Rounds the shared-memory byte count up to 16.
@@ -225,14 +265,10 @@ __global__ void __launch_bounds__(32 * WARPS)
   T *sQ = reinterpret_cast<T *>(smem), *sK = sQ + BM * LD, *sV = sK + BN * LD;
   T *sP = reinterpret_cast<T *>(smem + align16((BM + 2 * BN) * LD * sizeof(T)));
   const sluice_stream_problem &p = a.p;
-  const int64_t tiles = (p.m + BM - 1) / BM, slice = blockIdx.x / tiles;
-  const int64_t i0 = (blockIdx.x % tiles) * BM;
-  const int64_t rows = p.m - i0 < BM ? p.m - i0 : BM;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int g = lane >> 2, t = lane & 3;
-  const int64_t row[2] = {i0 + warp * 16 + g, i0 + warp * 16 + g + 8};
-  const int64_t counter = sluice_stream_counter_offset(p, slice);
-  const float scale = p.scale, keepScale = 1.0f / (1.0f - (float)p.dropout_p);
+  const Place at = place<WARPS>(p, p.m);
+  const int64_t slice = at.slice, i0 = at.first, rows = at.count;
+  const int warp = at.warp, g = at.g, t = at.t;
+  const float scale = p.scale, keepScale = p.keep_scale;
   T *warpP = sP + warp * 16 * LDP;
 
   loadTile<BM, HD, THREADS>(sQ, LD, base<const T>(p, a.q, slice, i0), a.q, rows,
@@ -244,10 +280,7 @@ __global__ void __launch_bounds__(32 * WARPS)
   const int64_t end = p.causal && i0 + rows < p.n ? i0 + rows : p.n;
   for (int64_t j0 = 0; j0 < end; j0 += BN) {
     __syncthreads(); // the previous step's readers of sK / sV are done
-    loadTile<BN, HD, THREADS>(sK, LD, base<const T>(p, a.k, slice, j0), a.k,
-                              p.n - j0, p.d);
-    loadTile<BN, HD, THREADS>(sV, LD, base<const T>(p, a.v, slice, j0), a.v,
-                              p.n - j0, p.e);
+    loadKeys<BN, HD, THREADS>(sK, sV, p, a.k, a.v, slice, j0);
     __syncthreads();
     float s[BN / 8][4];
     clear(s);
@@ -258,7 +291,7 @@ __global__ void __launch_bounds__(32 * WARPS)
 #pragma unroll
       for (int x = 0; x < 4; ++x) {
         const int64_t j = j0 + nt * 8 + 2 * t + (x & 1);
-        const bool masked = j >= p.n || (p.causal && j > row[x >> 1]);
+        const bool masked = j >= p.n || (p.causal && j > at.row[x >> 1]);
         s[nt][x] = masked ? -INFINITY : s[nt][x] * scale;
         tileMax[x >> 1] = fmaxf(tileMax[x >> 1], s[nt][x]);
       }
@@ -279,8 +312,8 @@ __global__ void __launch_bounds__(32 * WARPS)
         const int r = x >> 1, c = nt * 8 + 2 * t + (x & 1);
         float prob = expf(s[nt][x] - ref[r]);
         rowSum[r] += prob;
-        if (p.dropout_p > 0.0)
-          prob = sluice_stream_keep(p, counter, row[r], j0 + c)
+        if (p.has_dropout)
+          prob = sluice_stream_keep(p, at.counter, at.row[r], j0 + c)
                      ? prob * keepScale
                      : 0.0f;
         sluice_store(&warpP[(g + 8 * r) * LDP + c], prob);
@@ -301,14 +334,14 @@ __global__ void __launch_bounds__(32 * WARPS)
     inverse[r] = rowSum[r] > 0.0f ? 1.0f / rowSum[r] : 0.0f;
   }
   const int64_t warpRows = rows - warp * 16;
-  storeAcc(base<T>(p, a.o, slice, i0 + warp * 16), a.o, acc, inverse,
-           warpRows, p.e);
+  storeAcc(base<T>(p, a.o, slice, i0 + warp * 16), a.o, acc, inverse, warpRows,
+           p.e);
   if (t == 0 && a.lse.data) { // no LSE in inference
     float *lse = base<float>(p, a.lse, slice, 0);
 #pragma unroll
     for (int r = 0; r < 2; ++r)
-      if (row[r] < p.m)
-        lse[row[r] * a.lse.row_stride] =
+      if (at.row[r] < p.m)
+        lse[at.row[r] * a.lse.row_stride] =
             rowSum[r] > 0.0f ? rowMax[r] + logf(rowSum[r]) : INFINITY;
   }
 }
@@ -331,19 +364,15 @@ __global__ void __launch_bounds__(32 * WARPS)
   constexpr int BM = 16 * WARPS, THREADS = 32 * WARPS, LD = HD + 8,
                 LDP = BN + 8;
   extern __shared__ __align__(16) unsigned char smem[];
-  T *sQ = reinterpret_cast<T *>(smem), *sdO = sQ + BM * LD,
-    *sK = sdO + BM * LD, *sV = sK + BN * LD;
-  T *sdS = reinterpret_cast<T *>(
-      smem + align16((2 * BM + 2 * BN) * LD * sizeof(T)));
+  T *sQ = reinterpret_cast<T *>(smem), *sdO = sQ + BM * LD, *sK = sdO + BM * LD,
+    *sV = sK + BN * LD;
+  T *sdS =
+      reinterpret_cast<T *>(smem + align16((2 * BM + 2 * BN) * LD * sizeof(T)));
   const sluice_stream_problem &p = a.p;
-  const int64_t tiles = (p.m + BM - 1) / BM, slice = blockIdx.x / tiles;
-  const int64_t i0 = (blockIdx.x % tiles) * BM;
-  const int64_t rows = p.m - i0 < BM ? p.m - i0 : BM;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int g = lane >> 2, t = lane & 3;
-  const int64_t row[2] = {i0 + warp * 16 + g, i0 + warp * 16 + g + 8};
-  const int64_t counter = sluice_stream_counter_offset(p, slice);
-  const float scale = p.scale, keepScale = 1.0f / (1.0f - (float)p.dropout_p);
+  const Place at = place<WARPS>(p, p.m);
+  const int64_t slice = at.slice, i0 = at.first, rows = at.count;
+  const int warp = at.warp, g = at.g, t = at.t;
+  const float scale = p.scale, keepScale = p.keep_scale;
   T *warpdS = sdS + warp * 16 * LDP;
 
   loadTile<BM, HD, THREADS>(sQ, LD, base<const T>(p, a.q, slice, i0), a.q, rows,
@@ -355,19 +384,16 @@ __global__ void __launch_bounds__(32 * WARPS)
   const float *rowDotIn = base<const float>(p, a.d, slice, 0);
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    const bool inside = row[r] < p.m;
-    lse[r] = inside ? lseIn[row[r] * a.lse.row_stride] : INFINITY;
-    rowDot[r] = inside ? rowDotIn[row[r] * a.d.row_stride] : 0.0f;
+    const bool inside = at.row[r] < p.m;
+    lse[r] = inside ? lseIn[at.row[r] * a.lse.row_stride] : INFINITY;
+    rowDot[r] = inside ? rowDotIn[at.row[r] * a.d.row_stride] : 0.0f;
   }
   float dq[HD / 8][4];
   clear(dq);
   const int64_t end = p.causal && i0 + rows < p.n ? i0 + rows : p.n;
   for (int64_t j0 = 0; j0 < end; j0 += BN) {
-    __syncthreads();
-    loadTile<BN, HD, THREADS>(sK, LD, base<const T>(p, a.k, slice, j0), a.k,
-                              p.n - j0, p.d);
-    loadTile<BN, HD, THREADS>(sV, LD, base<const T>(p, a.v, slice, j0), a.v,
-                              p.n - j0, p.e);
+    __syncthreads(); // the previous step's readers of sK / sV are done
+    loadKeys<BN, HD, THREADS>(sK, sV, p, a.k, a.v, slice, j0);
     __syncthreads();
     float s[BN / 8][4], dp[BN / 8][4];
     clear(s);
@@ -381,11 +407,12 @@ __global__ void __launch_bounds__(32 * WARPS)
         const int r = x >> 1, c = nt * 8 + 2 * t + (x & 1);
         const int64_t j = j0 + c;
         float ds = 0.0f;
-        if (j < p.n && !(p.causal && j > row[r]) && lse[r] != INFINITY) {
+        if (j < p.n && !(p.causal && j > at.row[r]) && lse[r] != INFINITY) {
           const float prob = expf(s[nt][x] * scale - lse[r]);
           float drop = 1.0f;
-          if (p.dropout_p > 0.0)
-            drop = sluice_stream_keep(p, counter, row[r], j) ? keepScale : 0.0f;
+          if (p.has_dropout)
+            drop = sluice_stream_keep(p, at.counter, at.row[r], j) ? keepScale
+                                                                   : 0.0f;
           ds = prob * (dp[nt][x] * drop - rowDot[r]);
         }
         sluice_store(&warpdS[(g + 8 * r) * LDP + c], ds);
@@ -423,24 +450,17 @@ __global__ void __launch_bounds__(32 * WARPS)
     *sdO = sQ + BMQ * LD;
   unsigned char *rest = smem + align16((2 * BN + 2 * BMQ) * LD * sizeof(T));
   T *sP = reinterpret_cast<T *>(rest), *sdS = sP + BN * LDQ;
-  float *sLse = reinterpret_cast<float *>(
-            rest + align16(2 * BN * LDQ * sizeof(T))),
+  float *sLse =
+            reinterpret_cast<float *>(rest + align16(2 * BN * LDQ * sizeof(T))),
         *sD = sLse + BMQ;
   const sluice_stream_problem &p = a.p;
-  const int64_t tiles = (p.n + BN - 1) / BN, slice = blockIdx.x / tiles;
-  const int64_t j0 = (blockIdx.x % tiles) * BN;
-  const int64_t keys = p.n - j0 < BN ? p.n - j0 : BN;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int g = lane >> 2, t = lane & 3;
-  const int64_t key[2] = {j0 + warp * 16 + g, j0 + warp * 16 + g + 8};
-  const int64_t counter = sluice_stream_counter_offset(p, slice);
-  const float scale = p.scale, keepScale = 1.0f / (1.0f - (float)p.dropout_p);
+  const Place at = place<WARPS>(p, p.n);
+  const int64_t slice = at.slice, j0 = at.first, keys = at.count;
+  const int warp = at.warp, g = at.g, t = at.t;
+  const float scale = p.scale, keepScale = p.keep_scale;
   T *warpP = sP + warp * 16 * LDQ, *warpdS = sdS + warp * 16 * LDQ;
 
-  loadTile<BN, HD, THREADS>(sK, LD, base<const T>(p, a.k, slice, j0), a.k, keys,
-                            p.d);
-  loadTile<BN, HD, THREADS>(sV, LD, base<const T>(p, a.v, slice, j0), a.v, keys,
-                            p.e);
+  loadKeys<BN, HD, THREADS>(sK, sV, p, a.k, a.v, slice, j0);
   float dk[HD / 8][4], dv[HD / 8][4];
   clear(dk);
   clear(dv);
@@ -469,14 +489,14 @@ __global__ void __launch_bounds__(32 * WARPS)
 #pragma unroll
       for (int x = 0; x < 4; ++x) {
         const int r = x >> 1, c = nt * 8 + 2 * t + (x & 1);
-        const int64_t i = i0 + c, j = key[r];
+        const int64_t i = i0 + c, j = at.row[r];
         float pd = 0.0f, ds = 0.0f;
         if (j < p.n && c < rows && !(p.causal && j > i) &&
             sLse[c] != INFINITY) {
           const float prob = expf(s[nt][x] * scale - sLse[c]);
           float drop = 1.0f;
-          if (p.dropout_p > 0.0)
-            drop = sluice_stream_keep(p, counter, i, j) ? keepScale : 0.0f;
+          if (p.has_dropout)
+            drop = sluice_stream_keep(p, at.counter, i, j) ? keepScale : 0.0f;
           pd = prob * drop;
           ds = prob * (dp[nt][x] * drop - sD[c]);
         }
@@ -502,7 +522,9 @@ __global__ void __launch_bounds__(32 * WARPS)
 /// dynamic shared memory (opting in above the default 48 KB).
 template <typename Args>
 static cudaError_t launch(void (*kernel)(Args), int64_t blocks, int threads,
-                          int bytes, const Args &args, cudaStream_t stream) {
+                          int bytes, Args args, cudaStream_t stream) {
+  args.p.has_dropout = args.p.dropout_p > 0.0;
+  args.p.keep_scale = (float)(1.0 / (1.0 - args.p.dropout_p));
   if (blocks == 0)
     return cudaSuccess;
   if (blocks > INT_MAX)

@@ -44,6 +44,12 @@ printLaunchHeading(raw_indented_ostream &os, exec::LaunchOp op,
 /// args->seed)`. Fails if a pointer cannot be printed.
 LogicalResult printLaunchArguments(raw_indented_ostream &os, exec::LaunchOp op);
 
+/// Prints a streaming attention: the args struct of sluice_stream.h filled
+/// from the op, then the call of the runtime kernel of the target (`cuda`:
+/// its launch, checked). Fails if the op's tiles are not the target's.
+LogicalResult printAttention(HostEmitter &emitter, exec::AttentionOp op,
+                             bool cuda);
+
 /// Prints every `sluice_exec.entry` under `root` with `print`, each as its
 /// own section after the module sections it needs (context fields, create,
 /// destroy), as comment-headed blocks.

@@ -76,6 +76,9 @@ LogicalResult mlir::sluice::target::printCppOperation(HostEmitter &emitter,
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<exec::GemmOp, exec::LaunchOp, exec::CopyOp>(
           [&](auto typed) { return printOperation(emitter, typed); })
+      .Case([&](exec::AttentionOp attention) {
+        return printAttention(emitter, attention, /*cuda=*/false);
+      })
       .Default([&](Operation *other) {
         return printSharedOperation(emitter, other, "C++");
       });

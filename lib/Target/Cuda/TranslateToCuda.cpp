@@ -271,6 +271,9 @@ LogicalResult mlir::sluice::target::printCudaOperation(HostEmitter &emitter,
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<exec::GemmOp, exec::LaunchOp, exec::CopyOp>(
           [&](auto typed) { return printOperation(emitter, typed); })
+      .Case([&](exec::AttentionOp attention) {
+        return printAttention(emitter, attention, /*cuda=*/true);
+      })
       .Default([&](Operation *other) {
         return printSharedOperation(emitter, other, "CUDA");
       });

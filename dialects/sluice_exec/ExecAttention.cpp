@@ -1,0 +1,80 @@
+//===- ExecAttention.cpp - the streaming attention op's verifiers ---------===//
+//
+// What the printers of `sluice_exec.attention` rely on: the operand counts
+// of its direction, one stride vector (batch..., row, column) per pointer,
+// at most SLUICE_STREAM_MAX_BATCH (4) batch dims, sizes and tiles the
+// runtime kernels take, a dropout probability in [0, 1).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/sluice_exec/ExecOps.h"
+
+using namespace mlir;
+using namespace mlir::sluice::exec;
+
+LogicalResult
+StreamTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        int64_t queryRows, int64_t keyTile, int64_t keyRows,
+                        int64_t queryTile, int64_t headDim, int64_t threads) {
+  for (auto [what, value] :
+       {std::pair<StringRef, int64_t>{"query_rows", queryRows},
+        {"key_tile", keyTile},
+        {"key_rows", keyRows},
+        {"query_tile", queryTile},
+        {"threads", threads}})
+    if (value < 1 || value > 4096)
+      return emitError() << "stream tiles " << what << " = " << value
+                         << " is not in [1, 4096]";
+  if (headDim < 0 || headDim % 16)
+    return emitError() << "stream tiles head_dim = " << headDim
+                       << " is not 0 or a positive multiple of 16";
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  bool backward = getBackward();
+  size_t inputs = getInputs().size(), outputs = getOutputs().size();
+  if (backward ? inputs != 6 || outputs != 3
+               : inputs != 3 || (outputs != 1 && outputs != 2))
+    return emitOpError() << "has " << inputs << " inputs and " << outputs
+                         << " outputs; a "
+                         << (backward ? "backward" : "forward")
+                         << " attention takes "
+                         << (backward ? "(q, k, v, d_o, lse, d) -> (dq, dk, dv)"
+                                      : "(q, k, v) -> (o) or (o, lse)");
+  Type element = getElement();
+  if (!element.isF32() && !element.isF16() && !element.isBF16())
+    return emitOpError() << "element type " << element
+                         << " is not f32, f16 or bf16";
+  ArrayRef<int64_t> batch = getBatch();
+  if (batch.size() > 4)
+    return emitOpError() << "has " << batch.size()
+                         << " batch dims; the runtime kernels take at most 4";
+  if (llvm::any_of(batch, [](int64_t size) { return size < 1; }))
+    return emitOpError() << "has a batch dim of size below 1";
+  if (getM() < 1 || getN() < 1 || getD() < 1 || getE() < 1)
+    return emitOpError() << "has sizes m = " << getM() << ", n = " << getN()
+                         << ", d = " << getD() << ", e = " << getE()
+                         << "; each must be at least 1";
+  size_t rank = batch.size() + 2;
+  if (getStrides().size() != inputs + outputs)
+    return emitOpError() << "has " << getStrides().size()
+                         << " stride vectors for " << inputs + outputs
+                         << " pointers";
+  for (auto [index, attr] : llvm::enumerate(getStrides())) {
+    auto strides = llvm::dyn_cast<DenseI64ArrayAttr>(attr);
+    if (!strides || strides.size() != (int64_t)rank ||
+        llvm::any_of(strides.asArrayRef(), [](int64_t s) { return s < 0; }))
+      return emitOpError() << "stride vector #" << index << " is not " << rank
+                           << " non-negative integers (batch..., row, column)";
+  }
+  if (getCounter().size() != rank ||
+      llvm::any_of(getCounter(), [](int64_t s) { return s < 0; }))
+    return emitOpError() << "counter strides are not " << rank
+                         << " non-negative integers (batch..., row, column)";
+  double dropout = getDropout().convertToDouble();
+  if (!(dropout >= 0.0 && dropout < 1.0))
+    return emitOpError() << "dropout probability " << dropout
+                         << " is not in [0, 1)";
+  return verifyLabel(*this, getLabel());
+}

@@ -1,0 +1,59 @@
+// A streaming attention printed for CUDA: the same args struct as in C++
+// (test/Target/Cpp/attention.mlir), then the CUDA runtime kernel with the
+// op's tiles (warps, key tile, query tile for the backward, head dim) on
+// the stream, its launch error checked.
+// RUN: sluice-translate --sluice-to-cuda %s | FileCheck %s
+
+// CHECK-LABEL: /* entry attn_forward */
+// CHECK:      // kernel 'attn': streaming attention, forward
+// CHECK-NEXT: {
+// CHECK-NEXT:   sluice_stream_fwd_args a;
+// CHECK-NEXT:   memset(&a, 0, sizeof(a));
+// CHECK-NEXT:   a.p.batch_rank = 1;
+// CHECK-NEXT:   a.p.batch[0] = 8LL;
+// CHECK:        a.p.seed = args->seed;
+// CHECK:        a.o.data = (void *)(args->o);
+// CHECK-NEXT:   a.o.batch_stride[0] = 4096LL;
+// CHECK-NEXT:   a.o.row_stride = 64LL;
+// CHECK-NEXT:   a.o.col_stride = 1LL;
+// CHECK-NEXT:   SLUICE_CHECK_CUDA((sluice_stream_attention_fwd_cuda<sluice_bf16, 8, 64, 64>(a, stream)), "kernel 'attn'");
+// CHECK-NEXT: }
+sluice_exec.entry @attn_forward {
+  %q = sluice_exec.arg "q"
+  %k = sluice_exec.arg "k"
+  %v = sluice_exec.arg "v"
+  %o = sluice_exec.arg "o"
+  sluice_exec.attention (%q, %k, %v) -> (%o) {label = "kernel 'attn'",
+      element = bf16, batch = array<i64: 8>, m = 64, n = 64, d = 64, e = 64,
+      strides = [array<i64: 4096, 64, 1>, array<i64: 4096, 64, 1>,
+                 array<i64: 4096, 64, 1>, array<i64: 4096, 64, 1>],
+      counter = array<i64: 4096, 64, 1>, scale = 0.125, causal = false,
+      dropout = 0.0, stream = 0,
+      tiles = #sluice_exec.stream_tiles<query_rows = 128, key_tile = 64,
+          key_rows = 128, query_tile = 32, head_dim = 64, threads = 256>}
+}
+
+// CHECK-LABEL: /* entry attn_backward */
+// CHECK:        sluice_stream_bwd_args a;
+// CHECK:        SLUICE_CHECK_CUDA((sluice_stream_attention_bwd_cuda<sluice_f16, 4, 64, 16, 128>(a, stream)), "kernel 'attn grad'");
+sluice_exec.entry @attn_backward {
+  %q = sluice_exec.arg "q"
+  %k = sluice_exec.arg "k"
+  %v = sluice_exec.arg "v"
+  %dy = sluice_exec.arg "dy"
+  %lse = sluice_exec.arena 0
+  %d = sluice_exec.arena 64
+  %dq = sluice_exec.arg "d_q"
+  %dk = sluice_exec.arg "d_k"
+  %dv = sluice_exec.arg "d_v"
+  sluice_exec.attention (%q, %k, %v, %dy, %lse, %d) -> (%dq, %dk, %dv) {
+      backward, label = "kernel 'attn grad'", element = f16,
+      batch = array<i64>, m = 5, n = 5, d = 100, e = 128,
+      strides = [array<i64: 100, 1>, array<i64: 100, 1>, array<i64: 128, 1>,
+                 array<i64: 128, 1>, array<i64: 1, 0>, array<i64: 1, 0>,
+                 array<i64: 100, 1>, array<i64: 100, 1>, array<i64: 128, 1>],
+      counter = array<i64: 5, 1>, scale = 0.1, causal = true,
+      dropout = 0.25, stream = 2,
+      tiles = #sluice_exec.stream_tiles<query_rows = 64, key_tile = 64,
+          key_rows = 64, query_tile = 16, head_dim = 128, threads = 128>}
+}
