@@ -532,7 +532,35 @@ def step_ncu(args, budget):
             runs[-1]["status"], "")
 
 
+# ---------------------------------------------------------------------------
+# attention
+
+
+def step_attention(args, budget):
+    """bin/stream_attention_check: the CUDA streaming attention kernels
+    against the C++ ones (f16/bf16/f32, head dims 32-128, causal, dropout,
+    odd lengths, the tiles of sm_80 and sm_90)."""
+    binary = os.path.join(args.kit, "bin", "stream_attention_check")
+    if not os.path.isfile(binary):
+        return "skipped", "the kit has no stream_attention_check (--quick)"
+    code, output = execute([binary], budget.limit(budget.left()))
+    print(output, flush=True)
+    if code == 0 and output.startswith("skipped"):
+        return "unavailable", tail(output, 300)
+    lines = [line for line in output.splitlines()
+             if line.startswith(("ok", "FAIL"))]
+    failing = [line for line in lines if line.startswith("FAIL")]
+    results.update(args.out, "stream_attention",
+                   {"cases": len(lines), "failing": failing[:40],
+                    "returncode": code})
+    if code is None:
+        return "timed out", tail(output, 300)
+    return ("ok" if code == 0 else "failed",
+            "%d lines, %d failing" % (len(lines), len(failing)))
+
+
 STEPS = {"env": step_env, "correctness": step_correctness,
+         "attention": step_attention,
          "sanitizer": step_sanitizer, "timing": step_timing,
          "profile": step_profile, "torch": step_torch, "ncu": step_ncu}
 

@@ -284,12 +284,21 @@ def build_timing(name, spec, kit, sluicec, nvcc, work):
             "spec": json.load(open(spec))}
 
 
-def build_runners(kit, nvcc):
+def build_runners(kit, nvcc, attention):
+    """bin/module_timer and, unless `attention` is false (--quick),
+    bin/stream_attention_check."""
     os.makedirs(os.path.join(kit, "bin"))
     run([nvcc, "-O2", "-std=c++17", "-arch=" + ARCH, "-DSLUICE_TIMER_CUDA",
          "-x", "cu", os.path.join(REPO, "benchmarks", "module_timer.cpp"),
          "-o", os.path.join(kit, "bin", "module_timer"), "-ldl"],
         "nvcc of module_timer")
+    if not attention:
+        return
+    run([nvcc, "-O3", "-std=c++17", "-arch=" + ARCH,
+         "-I", os.path.join(REPO, "include", "sluice", "Runtime"),
+         os.path.join(REPO, "benchmarks", "gpu", "stream_attention_check.cu"),
+         "-o", os.path.join(kit, "bin", "stream_attention_check")],
+        "nvcc of stream_attention_check")
 
 
 def copy_scripts(kit):
@@ -309,6 +318,8 @@ def git_commit():
 
 def manifest_files(manifest):
     files = ["run.sh", "kit.json", "bin/module_timer"] + list(SCRIPTS)
+    if manifest.get("stream_attention"):
+        files.append("bin/stream_attention_check")
     for case in manifest["cases"]:
         files.append("cases/%s/%s" % (case["name"], case["library"]))
     for timing in manifest["timing"]:
@@ -381,7 +392,7 @@ def build_kit(args):
         os.makedirs(kit)
         copy_scripts(kit)
         log("module_timer (nvcc)")
-        build_runners(kit, nvcc)
+        build_runners(kit, nvcc, attention=not args.quick)
         cases = [c for c in CASES if not args.quick or c[0] == QUICK_CASE]
         entries = []
         for case in cases:
@@ -396,7 +407,8 @@ def build_kit(args):
                                            nvcc, work))
         manifest = {"created": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
                     "commit": git_commit(), "arch": ARCH,
-                    "quick": args.quick, "cases": entries, "timing": timing}
+                    "quick": args.quick, "cases": entries, "timing": timing,
+                    "stream_attention": not args.quick}
         with open(os.path.join(kit, "kit.json"), "w") as f:
             json.dump(manifest, f, indent=1)
         summary = check_kit(kit)

@@ -247,7 +247,7 @@ static void gradQueryTile(const sluice_stream_bwd_args &a, int64_t slice,
                           int64_t i0, Scratch<typename acc_type<T>::type> &t) {
   typedef typename acc_type<T>::type A;
   const sluice_stream_problem &p = a.p;
-  const int64_t rows = p.m - i0 < BM ? p.m - i0 : BM, d = p.d, e = p.e;
+  const int64_t rows = p.m - i0 < BM ? p.m - i0 : BM, d = p.d;
   const int64_t base = sluice_stream_counter_offset(p, slice);
   loadQuerySide<T>(a, slice, i0, rows, t);
   zero(t.acc, rows * d);
