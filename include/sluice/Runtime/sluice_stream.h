@@ -73,6 +73,9 @@ struct sluice_stream_problem {
   /// in f32.
   int has_dropout;
   float keep_scale;
+  /// sluice_dropout_threshold(dropout_p), set by the entry functions of
+  /// both targets (callers leave it).
+  uint32_t dropout_threshold;
   /// Counter strides of the dropout draw (see the file comment).
   int64_t counter_batch[SLUICE_STREAM_MAX_BATCH];
   int64_t counter_row, counter_col;
@@ -134,7 +137,7 @@ static inline SLUICE_HD bool
 sluice_stream_keep(const struct sluice_stream_problem &p, int64_t base,
                    int64_t i, int64_t j) {
   uint64_t counter = (uint64_t)(base + i * p.counter_row + j * p.counter_col);
-  return sluice_dropout_keep(p.seed, p.stream, counter, p.dropout_p);
+  return sluice_dropout_keep(p.seed, p.stream, counter, p.dropout_threshold);
 }
 
 /// The CUDA kernels' tiles: `warps` warps per block, each owning 16 rows

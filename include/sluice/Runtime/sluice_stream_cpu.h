@@ -311,8 +311,10 @@ static void gradKeyTile(const sluice_stream_bwd_args &a, int64_t slice,
 /// Forward of a streaming attention (sluice_stream.h) with BM query rows and
 /// BN keys per tile: writes O and LSE (acc_type<T>).
 template <typename T, int BM, int BN>
-void sluice_stream_attention_fwd_cpu(const sluice_stream_fwd_args &a) {
+void sluice_stream_attention_fwd_cpu(const sluice_stream_fwd_args &args) {
   using namespace sluice_stream_detail;
+  sluice_stream_fwd_args a = args;
+  a.p.dropout_threshold = sluice_dropout_threshold(a.p.dropout_p);
   typedef typename acc_type<T>::type A;
   const int64_t tiles = (a.p.m + BM - 1) / BM;
   const int64_t tasks = sluice_stream_slices(a.p) * tiles;
@@ -328,8 +330,10 @@ void sluice_stream_attention_fwd_cpu(const sluice_stream_fwd_args &a) {
 /// dO, the forward's LSE and D = rowsum(dO * O) (the dQ pass, then the dK/dV
 /// pass).
 template <typename T, int BM, int BN>
-void sluice_stream_attention_bwd_cpu(const sluice_stream_bwd_args &a) {
+void sluice_stream_attention_bwd_cpu(const sluice_stream_bwd_args &args) {
   using namespace sluice_stream_detail;
+  sluice_stream_bwd_args a = args;
+  a.p.dropout_threshold = sluice_dropout_threshold(a.p.dropout_p);
   typedef typename acc_type<T>::type A;
   const int64_t slices = sluice_stream_slices(a.p);
   const int64_t queryTiles = (a.p.m + BM - 1) / BM;

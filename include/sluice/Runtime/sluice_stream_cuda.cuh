@@ -524,6 +524,7 @@ template <typename Args>
 static cudaError_t launch(void (*kernel)(Args), int64_t blocks, int threads,
                           int bytes, Args args, cudaStream_t stream) {
   args.p.has_dropout = args.p.dropout_p > 0.0;
+  args.p.dropout_threshold = sluice_dropout_threshold(args.p.dropout_p);
   args.p.keep_scale = (float)(1.0 / (1.0 - args.p.dropout_p));
   if (blocks == 0)
     return cudaSuccess;
