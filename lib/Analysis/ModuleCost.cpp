@@ -170,34 +170,30 @@ ContractOp contractionOf(Operation *op) {
   return {};
 }
 
-KernelPrediction predictContraction(const OpCount &count, ContractOp contract,
-                                    const GpuTarget &target) {
-  GemmShape shape;
-  shape.flop = count.cost.flop;
-  shape.bytes = count.cost.bytesMoved().value_or(UINT64_MAX);
-  NamedTensorType lhs = contract.getLhs().getType();
+void setElementType(GemmShape &shape, NamedTensorType lhs) {
   shape.elementType.clear();
   llvm::raw_string_ostream(shape.elementType) << lhs.getElementType();
   shape.elementBytes = lhs.getElementByteWidth();
+}
+
+KernelPrediction predictContraction(const OpCount &count, ContractOp contract,
+                                    const GpuTarget &target) {
+  NamedTensorType lhs = contract.getLhs().getType();
   FailureOr<GemmMapping> mapping = mapContraction(
       lhs, contract.getRhs().getType(), contract.getResult().getType());
+  GemmShape shape;
   if (succeeded(mapping)) {
-    shape.m = mapping->m;
-    shape.n = mapping->n;
-    shape.k = mapping->k;
-    shape.batch = mapping->batchCount;
-    shape.transA = mapping->transA;
-    shape.transB = mapping->transB;
-    shape.lda = mapping->lda;
-    shape.ldb = mapping->ldb;
-    shape.ldc = mapping->ldc;
+    shape = gemmShapeOf(*mapping, lhs);
   } else {
     // No single GEMM (legalization has not run): a square GEMM of the same
     // flop, aligned, so that only the roofline and depth remain.
+    setElementType(shape, lhs);
     double side = std::cbrt(double(count.cost.flop) / 2);
     shape.m = shape.n = shape.k = std::max<int64_t>(1, int64_t(side));
     shape.lda = shape.ldb = shape.ldc = 16;
   }
+  shape.flop = count.cost.flop;
+  shape.bytes = count.cost.bytesMoved().value_or(UINT64_MAX);
   return predictGemm(shape, target);
 }
 
@@ -211,6 +207,22 @@ std::string joinTypes(TypeRange types) {
 }
 
 } // namespace
+
+GemmShape mlir::sluice::gemmShapeOf(const GemmMapping &mapping,
+                                   NamedTensorType lhs) {
+  GemmShape shape;
+  setElementType(shape, lhs);
+  shape.m = mapping.m;
+  shape.n = mapping.n;
+  shape.k = mapping.k;
+  shape.batch = mapping.batchCount;
+  shape.transA = mapping.transA;
+  shape.transB = mapping.transB;
+  shape.lda = mapping.lda;
+  shape.ldb = mapping.ldb;
+  shape.ldc = mapping.ldc;
+  return shape;
+}
 
 std::string mlir::sluice::kernelSignature(Operation *op) {
   std::string text;

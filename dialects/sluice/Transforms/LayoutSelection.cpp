@@ -9,6 +9,7 @@
 #include "LayoutSelection.h"
 
 #include "sluice/Analysis/CostModel.h"
+#include "sluice/Analysis/ModuleCost.h"
 #include "sluice/Codegen/RelayoutPlan.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -93,23 +94,11 @@ std::vector<SmallVector<StringAttr>> permutations(ArrayRef<StringAttr> names) {
 /// The price of a layout combination no GEMM (even with relayouts) runs.
 constexpr double kInfeasibleSeconds = 1.0e6;
 
-/// The cost model's shape of the GEMM `mapping` runs on `types`.
-GemmShape gemmShapeOf(const GemmMapping &mapping,
-                      const std::array<NamedTensorType, 3> &types) {
-  GemmShape shape;
-  shape.m = mapping.m;
-  shape.n = mapping.n;
-  shape.k = mapping.k;
-  shape.batch = mapping.batchCount;
-  shape.transA = mapping.transA;
-  shape.transB = mapping.transB;
-  shape.lda = mapping.lda;
-  shape.ldb = mapping.ldb;
-  shape.ldc = mapping.ldc;
-  shape.elementType.clear();
-  llvm::raw_string_ostream(shape.elementType)
-      << types[kLhsRole].getElementType();
-  shape.elementBytes = types[kLhsRole].getElementByteWidth();
+/// The cost model's shape of the GEMM `mapping` runs on `types`, charged the
+/// GEMM's flop and the operands' bytes.
+GemmShape chargedGemmShape(const GemmMapping &mapping,
+                           const std::array<NamedTensorType, 3> &types) {
+  GemmShape shape = gemmShapeOf(mapping, types[kLhsRole]);
   shape.flop = 2 * static_cast<uint64_t>(shape.m) * shape.n * shape.k *
                shape.batch;
   for (NamedTensorType type : types)
@@ -289,7 +278,7 @@ double SelectionBuilder::mappedGemmSeconds(
   FailureOr<GemmMapping> mapping =
       mapContraction(types[kLhsRole], types[kRhsRole], types[kResultRole]);
   if (succeeded(mapping))
-    seconds = predictGemm(gemmShapeOf(*mapping, types), target).seconds;
+    seconds = predictGemm(chargedGemmShape(*mapping, types), target).seconds;
   mappedCache[key] = seconds;
   return seconds;
 }

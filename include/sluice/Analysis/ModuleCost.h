@@ -21,6 +21,14 @@
 
 namespace mlir::sluice {
 
+struct GemmMapping;
+
+/// The cost model's shape of the GEMM `mapping` describes, on operands of
+/// `lhs`'s element type: sizes, batch, transposes, leading dimensions and the
+/// element type. The flop and bytes are left to the caller, which knows what
+/// the GEMM is charged.
+GemmShape gemmShapeOf(const GemmMapping &mapping, NamedTensorType lhs);
+
 /// One kernel's prediction.
 struct PredictedKernel {
   /// The accounting's name for it (OpCount::name) and its phase.
