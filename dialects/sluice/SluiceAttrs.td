@@ -29,7 +29,8 @@ def Sluice_PhaseAttr : EnumAttr<Sluice_Dialect, Sluice_Phase, "phase"> {
 
 def Sluice_KernelKind : I32EnumAttr<"KernelKind", "what runs a kernel", [
     I32EnumAttrCase<"fused", 0>,
-    I32EnumAttrCase<"gemm", 1>]> {
+    I32EnumAttrCase<"gemm", 1>,
+    I32EnumAttrCase<"streaming", 2>]> {
   let cppNamespace = "::mlir::sluice";
   let genSpecializedAttr = 0;
 }
@@ -94,6 +95,35 @@ def Sluice_OriginKindAttr : EnumAttr<Sluice_Dialect, Sluice_OriginKind, "origin_
     epilogues), the baseline accounting and autodiff (softmax recomputation)
     read it; the dialect verifier rejects any other attribute under this name.
   }];
+}
+
+def Sluice_StreamingAttr : AttrDef<Sluice_Dialect, "Streaming"> {
+  let mnemonic = "streaming";
+  let summary = "What a streaming (online-softmax) kernel computes";
+  let description = [{
+    Carried by a `sluice.kernel` of kind `streaming` (docs/Fusion.md,
+    "Streaming kernels"). The kernel body is the dense definition; this
+    attribute summarizes it for the emitters: `direction` (forward or
+    backward), the query-row dimension `rows` and the streamed key
+    dimension `cols` (the one the softmax reduces and the second
+    contraction contracts), the first contraction's `scale`, whether the
+    scores are causally masked (`cols > rows` set to -inf), and the
+    dropout `probability` (0: none) with its RNG `stream`.
+
+    ```mlir
+    #sluice.streaming<direction = forward, rows = "j", cols = "k",
+                      scale = 1.250000e-01 : f64, causal = false,
+                      dropout = 1.000000e-01 : f64, stream = 0>
+    ```
+  }];
+  let parameters = (ins EnumParameter<Sluice_Phase>:$direction,
+                        StringRefParameter<"query-row dimension">:$rows,
+                        StringRefParameter<"streamed key dimension">:$cols,
+                        "::mlir::FloatAttr":$scale,
+                        "bool":$causal,
+                        "::mlir::FloatAttr":$dropout,
+                        "int64_t":$stream);
+  let assemblyFormat = "`<` struct(params) `>`";
 }
 
 // Pass options (typed: the option parser accepts exactly these spellings).

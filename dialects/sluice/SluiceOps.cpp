@@ -624,6 +624,13 @@ LogicalResult KernelOp::verify() {
     return emitOpError() << "of kind 'gemm' must hold exactly one "
                             "contraction, got "
                          << numContractions;
+  if ((getKind() == KernelKind::streaming) != getStreaming().has_value())
+    return emitOpError() << "must carry a 'streaming' attribute exactly when "
+                            "its kind is 'streaming'";
+  if (getKind() == KernelKind::streaming && numContractions < 2)
+    return emitOpError() << "of kind 'streaming' must hold at least two "
+                            "contractions, got "
+                         << numContractions;
   for (int64_t index : getPacked())
     if (index < 0 || index >= static_cast<int64_t>(getNumResults()))
       return emitOpError() << "'packed' names result #" << index

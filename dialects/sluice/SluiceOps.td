@@ -119,6 +119,13 @@ def Sluice_KernelOp : Sluice_Op<"kernel", [
       epilogue ops folded into the library call (`epilogue`, an
       `#sluice<epilogue ...>`, names it: `bias`, `relu`, `bias_relu`,
       `gelu`, `bias_gelu`, `bgrada`, `bgradb`).
+    * `kind = streaming`: a contraction, the row reductions and maps of a
+      softmax (or, backward, its recomputation) and the contractions that
+      consume the result, run as one kernel streaming over the key
+      dimension with running statistics; `streaming` (a
+      `#sluice<streaming ...>`) summarizes it. Operands and results in a
+      fixed order: forward `(q, k, v) -> (o)` or `(o, lse)`, backward
+      `(q, k, v, do, lse, d) -> (dq, dk, dv)` (docs/Fusion.md).
 
     `members` lists the report names of the ops it holds, in program order.
     A result listed in `packed` is stored with one bit per element (a
@@ -140,7 +147,8 @@ def Sluice_KernelOp : Sluice_Op<"kernel", [
                        DefaultValuedAttr<Sluice_KernelKindAttr, "KernelKind::fused">:$kind,
                        DefaultValuedAttr<StrArrayAttr, "{}">:$members,
                        OptionalAttr<Sluice_EpilogueAttr>:$epilogue,
-                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$packed);
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$packed,
+                       OptionalAttr<Sluice_StreamingAttr>:$streaming);
   let results = (outs Variadic<Sluice_Tensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{

@@ -257,7 +257,46 @@ def SluiceFuse : Pass<"sluice-fuse", "::mlir::sluice::GraphOp"> {
              clEnumValN(::mlir::sluice::MaskPolicy::Auto, "auto", "regenerate where the kernel can, else bit-pack"),
              clEnumValN(::mlir::sluice::MaskPolicy::Regenerate, "regenerate", "regenerate, else store element-sized"),
              clEnumValN(::mlir::sluice::MaskPolicy::Bitpack, "bitpack", "always store bit-packed"))}]>,
+    Option<"streaming", "streaming", "bool", /*default=*/"false",
+           "Fuse each contraction-softmax-contraction chain (and, after "
+           "--sluice-recompute-row-statistics, its backward) into one "
+           "streaming kernel">,
   ];
+}
+
+def SluiceRecomputeRowStatistics
+    : Pass<"sluice-recompute-row-statistics", "::mlir::ModuleOp"> {
+  let summary = "Saves a softmax's log-sum-exp instead of its probabilities; "
+                "the backward recomputes them";
+  let description = [{
+    On a decomposed forward/backward pair: for each chain
+    `contract -> score maps -> softmax -> [dropout] -> contract` of the
+    forward (docs/Fusion.md, "Streaming kernels") whose probabilities the
+    forward saves, the forward computes and saves the row statistic
+    `lse = max + log(sum)` instead; the backward recomputes the
+    probabilities from the saved contraction operands and `lse`
+    (`p = exp(s - lse)`; the dropout mask is redrawn from its stream), and
+    the softmax gradient's row term `rowsum(p * dp)` becomes
+    `rowsum(do * o)` (equal, with or without dropout), so that no tensor
+    of the scores' size is saved. `sluice-fuse{streaming=true}` then makes
+    each side one streaming kernel.
+
+    Before (backward):
+    ```mlir
+    %dot = sluice.map (%saved_p, %dp) ... { a * b }
+    %row = sluice.reduce sum %dot over ["k"] ...
+    ```
+    After:
+    ```mlir
+    %s   = sluice.contract %saved_q, %saved_k {scale = ...}
+    %p   = sluice.map (%s, %saved_lse) ... { exp(a - b) }
+    %dot = sluice.map (%do, %saved_o) ... { a * b }
+    %row = sluice.reduce sum %dot over ["p"] ...
+    ```
+    The module's `sluice.baseline` (the framework baseline of every
+    graph, docs/Accounting.md) is recorded before the rewrite, since a
+    framework saves the probabilities.
+  }];
 }
 
 #endif // SLUICE_PASSES_TD

@@ -230,12 +230,18 @@ FailureOr<uint64_t> lowerBoundBytes(GraphOp graph) {
 
 } // namespace
 
+FailureOr<uint64_t> mlir::sluice::graphBaselineBytes(GraphOp graph) {
+  if (auto recorded = graph->getAttrOfType<IntegerAttr>(kBaselineBytesAttrName))
+    return recorded.getValue().getZExtValue();
+  return baselineBytes(graph);
+}
+
 LogicalResult mlir::sluice::countBaseline(ModuleOp module, PhaseBytes &baseline,
                                           PhaseBytes &lowerBound) {
   baseline = {};
   lowerBound = {};
   for (GraphOp graph : module.getOps<GraphOp>()) {
-    FailureOr<uint64_t> base = baselineBytes(graph);
+    FailureOr<uint64_t> base = graphBaselineBytes(graph);
     FailureOr<uint64_t> bound = lowerBoundBytes(graph);
     if (failed(base) || failed(bound))
       return failure();

@@ -49,7 +49,9 @@ bool mlir::sluice::isCountedOp(Operation *op) {
 
 OpClass mlir::sluice::classifyOp(Operation *op) {
   if (auto kernel = llvm::dyn_cast<KernelOp>(op)) {
-    if (kernel.getKind() == KernelKind::gemm)
+    // A streaming kernel's flop are its contractions'.
+    if (kernel.getKind() == KernelKind::gemm ||
+        kernel.getKind() == KernelKind::streaming)
       return OpClass::Contraction;
     bool reduces = llvm::any_of(kernel.getBlock(), [](Operation &member) {
       return llvm::isa<ReduceOp>(member);

@@ -37,11 +37,15 @@ void mlir::sluice::buildSluicePipeline(OpPassManager &pm,
   graphs.addPass(
       createSluiceDecompose(SluiceDecomposeOptions{options.computeType}));
   graphs.addPass(createSluiceLegalizeContractions());
+  // The streaming rule's backward needs the forward/backward pair at once.
+  if (options.streaming && options.fuse)
+    pm.addPass(createSluiceRecomputeRowStatistics());
   SluiceFuseOptions fuse;
   fuse.enable = options.fuse;
   fuse.foldEpilogues = options.foldEpilogues;
   fuse.maskPolicy = options.maskPolicy;
-  graphs.addPass(createSluiceFuse(fuse));
+  fuse.streaming = options.streaming;
+  pm.nest<GraphOp>().addPass(createSluiceFuse(fuse));
 }
 
 namespace {
@@ -74,6 +78,12 @@ struct PipelineCommandLineOptions
           clEnumValN(MaskPolicy::Regenerate, "regenerate",
                      "regenerate, else store element-sized"),
           clEnumValN(MaskPolicy::Bitpack, "bitpack", "store bit-packed"))};
+  Option<bool> streaming{
+      *this, "streaming",
+      llvm::cl::desc("Fuse contraction-softmax-contraction chains into "
+                     "streaming kernels; training graphs save the row "
+                     "statistic and recompute the probabilities"),
+      llvm::cl::init(false)};
 };
 } // namespace
 
@@ -87,6 +97,7 @@ void mlir::sluice::registerSluicePipelines() {
         options.fuse = cli.fuse;
         options.foldEpilogues = cli.foldEpilogues;
         options.maskPolicy = cli.maskPolicy;
+        options.streaming = cli.streaming;
         buildSluicePipeline(pm, options);
       });
 }

@@ -66,6 +66,11 @@ namespace {
 /// module (and between the unfused one and the module before any pass).
 constexpr double kTolerance = 1e-12;
 constexpr double kFloor = 1e-3;
+/// The same with the streaming rule: recomputation reassociates the softmax
+/// (exp(s - lse) for exp(s - max) / sum) and the softmax gradient's row
+/// term (rowsum(do * o) for rowsum(p * dp)); d_bk, zero in exact
+/// arithmetic, is rounding noise of a few 1e-15 either way.
+constexpr double kStreamingTolerance = 1e-11;
 constexpr uint64_t kSeed = 20260517;
 
 /// One layer to check.
@@ -75,7 +80,14 @@ struct Variant {
 };
 
 /// The ways a module is built.
-enum class Build { Reference, Unfused, Fused, FusedNoFold, FusedBitpack };
+enum class Build {
+  Reference,
+  Unfused,
+  Fused,
+  FusedNoFold,
+  FusedBitpack,
+  FusedStreaming
+};
 
 const char *describe(Build build) {
   switch (build) {
@@ -89,6 +101,8 @@ const char *describe(Build build) {
     return "pipeline, fuse on, fold-epilogues off";
   case Build::FusedBitpack:
     return "pipeline, fuse on, mask-policy bitpack";
+  case Build::FusedStreaming:
+    return "pipeline, fuse on, streaming";
   }
   return "?";
 }
@@ -253,6 +267,14 @@ std::string kernelLabel(KernelOp kernel) {
          (name ? name.getValue().str() : std::string("<unnamed>"));
 }
 
+/// The scores' dimensions of a streaming kernel: its first contraction's.
+DimSet streamedDims(KernelOp kernel) {
+  for (Operation &op : kernel.getBlock())
+    if (auto contract = llvm::dyn_cast<ContractOp>(op))
+      return dimsOf(contract.getResult().getType());
+  return {};
+}
+
 /// The legality of one kernel, checked from its body alone.
 void expectLegalKernel(KernelOp kernel) {
   std::string label = kernelLabel(kernel);
@@ -261,6 +283,15 @@ void expectLegalKernel(KernelOp kernel) {
     body.push_back(&op);
   unsigned contractions = llvm::count_if(
       body, [](Operation *op) { return llvm::isa<ContractOp>(op); });
+  if (kernel.getKind() == KernelKind::streaming) {
+    EXPECT_TRUE(kernel.getStreaming().has_value()) << label;
+    EXPECT_GE(contractions, 2u) << label;
+    // No tensor of the scores' size leaves the kernel.
+    DimSet scores = streamedDims(kernel);
+    for (Type type : kernel.getResultTypes())
+      EXPECT_NE(dimsOf(type), scores) << label << ": writes the scores";
+    return;
+  }
   if (kernel.getKind() == KernelKind::gemm) {
     EXPECT_EQ(contractions, 1u) << label << ": a gemm kernel holds one "
                                 << "contraction";
@@ -342,6 +373,7 @@ protected:
       pipeline.foldEpilogues = build != Build::FusedNoFold;
       pipeline.maskPolicy = build == Build::FusedBitpack ? MaskPolicy::Bitpack
                                                           : MaskPolicy::Auto;
+      pipeline.streaming = build == Build::FusedStreaming;
       buildSluicePipeline(pm, pipeline);
     }
     if (failed(pm.run(*module))) {
@@ -387,6 +419,31 @@ protected:
         EXPECT_TRUE((llvm::isa<KernelOp, RenameOp>(op)))
             << what.str() << ": '" << op.getName().getStringRef().str()
             << "' at the top level of @" << graph.getSymName().str();
+  }
+
+  /// With the streaming rule: one streaming kernel per graph (the layer has
+  /// one attention), and no tensor of its scores' size crosses a graph's
+  /// boundary (nothing of that size is saved for the backward).
+  static void expectStreaming(ModuleOp module, const LayerSpec &spec) {
+    // Grouped-query attention brings a second query-only dimension (the
+    // group); the rule takes one row dimension (docs/Fusion.md).
+    if (spec.dims.kvHeads && spec.dims.kvHeads < spec.dims.heads)
+      return;
+    for (GraphOp graph : module.getOps<GraphOp>()) {
+      SmallVector<KernelOp> streaming;
+      for (KernelOp kernel : graph.getBody().front().getOps<KernelOp>())
+        if (kernel.getKind() == KernelKind::streaming)
+          streaming.push_back(kernel);
+      ASSERT_EQ(streaming.size(), 1u) << "@" << graph.getSymName().str();
+      DimSet scores = streamedDims(streaming.front());
+      for (Type type : graph.getArgumentTypes())
+        EXPECT_NE(dimsOf(type), scores) << "@" << graph.getSymName().str();
+      for (Type type : graph.getResultTypes())
+        EXPECT_NE(dimsOf(type), scores) << "@" << graph.getSymName().str();
+      Phase direction = streaming.front().getStreaming()->getDirection();
+      EXPECT_EQ(direction, graph.getPhase());
+      EXPECT_EQ(streaming.front().getStreaming()->getCausal(), spec.causal);
+    }
   }
 
   /// All checks of one layer.
@@ -442,7 +499,7 @@ protected:
           << join(primitives.primitives);
 
     for (Build build : {Build::Reference, Build::Fused, Build::FusedNoFold,
-                        Build::FusedBitpack}) {
+                        Build::FusedBitpack, Build::FusedStreaming}) {
       SCOPED_TRACE(describe(build));
       OwningOpRef<ModuleOp> module = buildModule(spec, build);
       ASSERT_TRUE(module);
@@ -451,7 +508,10 @@ protected:
       EXPECT_EQ(signatureText(*other), signatureText(*signature));
       std::vector<NamedArray> actual = run(*module, inputs, describe(build));
       Difference difference = compareOutputs(actual, expected);
-      EXPECT_LE(difference.worst, kTolerance) << difference.where;
+      EXPECT_LE(difference.worst, build == Build::FusedStreaming
+                                      ? kStreamingTolerance
+                                      : kTolerance)
+          << difference.where;
       if (build == Build::Reference)
         continue;
 
@@ -459,6 +519,16 @@ protected:
       module->walk([](KernelOp kernel) { expectLegalKernel(kernel); });
       FailureOr<ModuleCounts> counts = countModule(*module);
       ASSERT_TRUE(succeeded(counts));
+      if (build == Build::FusedStreaming) {
+        expectStreaming(*module, spec);
+        // Recomputation adds the scores' contraction to the backward; the
+        // baseline stays the layer's.
+        EXPECT_GE(counts->total.flop, unfusedCounts->total.flop);
+        EXPECT_EQ(counts->baseline.total, unfusedCounts->baseline.total);
+        EXPECT_LT(*counts->total.bytesMoved(),
+                  *unfusedCounts->total.bytesMoved());
+        continue;
+      }
       MemberLists members = collectMembers(*counts);
       // Every primitive once, except the pure broadcasts fusion may drop.
       std::multiset<std::string> expected = primitives.primitives;
@@ -588,6 +658,49 @@ TEST_F(FusionNumericsTest, Sweep) {
   EXPECT_EQ(variants.size(), 36u);
   for (const Variant &variant : variants)
     checkVariant(variant);
+}
+
+/// The streaming rule against the unfused module at the sequence lengths
+/// where tiles go wrong (1, a prime, 77, a power of two, one past a tile
+/// multiple), post- and pre-LN, causal or not, dropout on and off, each
+/// dtype, training and inference.
+TEST_F(FusionNumericsTest, StreamingSequenceLengths) {
+  unsigned index = 0;
+  for (int64_t seq : {1, 7, 77, 128, 130})
+    for (bool causal : {false, true})
+      for (bool training : {false, true}) {
+        LayerSpec spec;
+        spec.name = "seq" + std::to_string(index);
+        spec.norm = index % 2 ? NormPlacement::Pre : NormPlacement::Post;
+        spec.causal = causal;
+        spec.training = training;
+        double p = training && index % 3 != 0 ? 0.2 : 0.0;
+        spec.dropout = {p, p, p};
+        spec.dtype = std::array<DType, 3>{DType::F32, DType::F16,
+                                          DType::BF16}[index % 3];
+        spec.dims.batch = 1;
+        spec.dims.seq = seq;
+        spec.dims.heads = 2;
+        spec.dims.headDim = 2;
+        spec.dims.embed = 4;
+        spec.dims.ffn = 6;
+        ++index;
+        SCOPED_TRACE("seq " + std::to_string(seq) +
+                     (causal ? " causal" : "") + (p > 0 ? " dropout" : "") +
+                     (training ? " training" : " inference"));
+        OwningOpRef<ModuleOp> unfused = buildModule(spec, Build::Unfused);
+        OwningOpRef<ModuleOp> streaming =
+            buildModule(spec, Build::FusedStreaming);
+        ASSERT_TRUE(unfused && streaming);
+        expectStreaming(*streaming, spec);
+        llvm::Expected<RunSignature> signature = getRunSignature(*unfused);
+        ASSERT_TRUE(bool(signature)) << llvm::toString(signature.takeError());
+        std::vector<NamedArray> inputs = randomInputs(*signature);
+        std::vector<NamedArray> expected = run(*unfused, inputs, "unfused");
+        Difference difference = compareOutputs(
+            run(*streaming, inputs, "streaming"), expected);
+        EXPECT_LE(difference.worst, kStreamingTolerance) << difference.where;
+      }
 }
 
 /// A post-LN training layer with dropout and distinct dims: the module the

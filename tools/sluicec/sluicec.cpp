@@ -115,6 +115,17 @@ static cl::opt<Switch> foldEpiloguesSwitch(
     cl::values(clEnumValN(Switch::On, "on", "fold (default)"),
                clEnumValN(Switch::Off, "off", "keep them in fused kernels")),
     cl::sub(cl::SubCommand::getTopLevel()), cl::cat(sluicecCategory));
+static cl::opt<Switch> streamingSwitch(
+    "fuse-streaming",
+    cl::desc("Fuse contraction-softmax-contraction chains (attention) into "
+             "streaming kernels that never store the scores; training saves "
+             "the row statistic and the backward recomputes the "
+             "probabilities (docs/Fusion.md)"),
+    cl::init(Switch::Off),
+    cl::values(clEnumValN(Switch::On, "on", "streaming kernels"),
+               clEnumValN(Switch::Off, "off", "the scores cross kernels "
+                                              "(default)")),
+    cl::sub(cl::SubCommand::getTopLevel()), cl::cat(sluicecCategory));
 static cl::opt<MaskPolicy> maskPolicy(
     "mask-policy", cl::desc("Dropout masks"), cl::init(MaskPolicy::Auto),
     cl::values(clEnumValN(MaskPolicy::Auto, "auto",
@@ -223,6 +234,7 @@ static LogicalResult compileToDirectory() {
   pipelineOptions.fuse = fuseSwitch == Switch::On;
   pipelineOptions.foldEpilogues = foldEpiloguesSwitch == Switch::On;
   pipelineOptions.maskPolicy = maskPolicy;
+  pipelineOptions.streaming = streamingSwitch == Switch::On;
   FailureOr<Compilation> compilation =
       compile(context, inputPath, pipelineOptions);
   if (failed(compilation))

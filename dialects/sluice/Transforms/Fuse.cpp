@@ -34,6 +34,7 @@ struct FusePass : mlir::sluice::impl::SluiceFuseBase<FusePass> {
     fuseOptions.maxOps = maxOps;
     fuseOptions.maxResident = maxResident;
     fuseOptions.maskPolicy = maskPolicy;
+    fuseOptions.streaming = streaming;
     if (maxResident <= 0) {
       getOperation().emitError()
           << "--sluice-fuse: max-resident must be positive, got "

@@ -12,6 +12,8 @@
 #ifndef SLUICE_DIALECT_TRANSFORMS_FUSIONPLAN_H
 #define SLUICE_DIALECT_TRANSFORMS_FUSIONPLAN_H
 
+#include "StreamingChain.h"
+
 #include "dialects/sluice/SluiceOps.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -30,6 +32,9 @@ struct FuseOptions {
   unsigned maxOps = 0;
   int64_t maxResident = 8192;
   MaskPolicy maskPolicy = MaskPolicy::Auto;
+  /// Fuse contraction-softmax-contraction chains into streaming kernels
+  /// (StreamingChain.h).
+  bool streaming = false;
 };
 
 /// A set of dimension names with their sizes.
@@ -42,6 +47,8 @@ struct Group {
   bool alive = true;
   /// Holds a contraction: runs as a library call.
   bool library = false;
+  /// A streaming kernel (StreamingChain.h): never merged with another.
+  bool streaming = false;
   /// The contraction's epilogue so far (library groups).
   std::optional<Epilogue> epilogue;
   /// The value the next epilogue stage applies to (library groups).
@@ -62,9 +69,23 @@ struct FusionPlan {
   SmallVector<unsigned> order;
   /// The random masks (op indices) each group regenerates in place.
   DenseMap<unsigned, SmallVector<unsigned>> regenerated;
+  /// The streaming kernels, by group: their fixed operand and result order
+  /// and attribute.
+  DenseMap<unsigned, streaming::StreamingGroup> streaming;
   /// Groups whose random-mask outputs are stored bit-packed.
   SmallVector<int64_t> packedGroups;
 };
+
+/// Maps broadcast their inputs by name, so a map reading a pure broadcast
+/// can read the broadcast's input instead (the same values): the broadcast
+/// then never has to be materialized between kernels. Autodiff makes such
+/// broadcasts for the gradients of sums. Idempotent; the planner runs it
+/// first, fused or not, so both programs (and their baselines) agree.
+void forwardBroadcasts(Block &body);
+
+/// The name of `op` in a kernel's `members` list: its `sluice.name`, else
+/// `<origin>.<mnemonic>`, else the mnemonic.
+std::string reportName(Operation *op);
 
 /// Plans the kernels of `graph` (decomposed, without kernels). Fails with an
 /// error at the graph only on an internal inconsistency.

@@ -101,6 +101,7 @@ public:
 private:
   // Setup.
   void collectOps();
+  void formStreamingGroups(FusionPlan &plan);
   bool isMask(unsigned op) const { return llvm::isa<RandomMaskOp>(ops[op]); }
 
   // The accounting of a set of ops run as one kernel.
@@ -149,11 +150,9 @@ static bool isPureBroadcast(MapOp map) {
              map.getResult().getType().getElementType();
 }
 
-/// Maps broadcast their inputs by name, so a map reading a pure broadcast
-/// can read the broadcast's input instead (the same values): the broadcast
-/// then never has to be materialized between kernels. Autodiff makes such
-/// broadcasts for the gradients of sums.
-static void forwardBroadcasts(Block &body) {
+} // namespace
+
+void mlir::sluice::fusion::forwardBroadcasts(Block &body) {
   SmallVector<MapOp> dead;
   for (MapOp map : body.getOps<MapOp>()) {
     if (!isPureBroadcast(map))
@@ -168,6 +167,8 @@ static void forwardBroadcasts(Block &body) {
   for (MapOp map : dead)
     map->erase();
 }
+
+namespace {
 
 void GraphFuser::collectOps() {
   // Also without fusion, so both programs (and their baselines) agree.
@@ -366,6 +367,8 @@ bool GraphFuser::canMerge(const Group &a, const Group &b,
                           Group &merged) const {
   if (options.maxOps &&
       a.members.size() + b.members.size() > options.maxOps)
+    return false;
+  if (a.streaming || b.streaming)
     return false;
   if (readsThroughRename(a, b) || readsThroughRename(b, a))
     return false;
@@ -568,7 +571,8 @@ void GraphFuser::refineByMoves() {
     bool improved = false;
     for (unsigned index = 0; index < ops.size(); ++index) {
       int from = groupOf[index];
-      if (from < 0 || groups[from].library || groups[from].members.size() < 2)
+      if (from < 0 || groups[from].library || groups[from].streaming ||
+          groups[from].members.size() < 2)
         continue;
       // Candidate destinations: the fused groups next to this op.
       llvm::SetVector<unsigned> targets;
@@ -582,7 +586,8 @@ void GraphFuser::refineByMoves() {
             it != indexOf.end() && groupOf[it->second] >= 0)
           targets.insert(groupOf[it->second]);
       for (unsigned to : targets) {
-        if (static_cast<int>(to) == from || groups[to].library)
+        if (static_cast<int>(to) == from || groups[to].library ||
+            groups[to].streaming)
           continue;
         SmallVector<unsigned> rest, grown(groups[to].members);
         for (unsigned member : groups[from].members)
@@ -653,7 +658,7 @@ void GraphFuser::placeMasks(FusionPlan &plan) {
       const Group &group = groups[user];
       bool hostable =
           !group.library &&
-          (maskDims == group.dims ||
+          (group.streaming || maskDims == group.dims ||
            (!group.reduced.empty() &&
             maskDims == minus(group.dims, group.reduced)));
       if (hostable)
@@ -718,11 +723,34 @@ LogicalResult GraphFuser::orderGroups(FusionPlan &plan) {
   return success();
 }
 
+/// Makes each streaming chain (StreamingChain.h) one group that no other
+/// group merges with.
+void GraphFuser::formStreamingGroups(FusionPlan &plan) {
+  if (!options.enable || !options.streaming)
+    return;
+  for (streaming::StreamingGroup &found :
+       streaming::findStreamingGroups(graph.getBody().front())) {
+    Group group;
+    group.streaming = true;
+    for (Operation *op : found.members) {
+      unsigned index = indexOf.lookup(op);
+      groups[groupOf[index]].alive = false;
+      groups[groupOf[index]].members.clear();
+      groupOf[index] = groups.size();
+      group.members.push_back(index);
+    }
+    llvm::sort(group.members);
+    plan.streaming[groups.size()] = std::move(found);
+    groups.push_back(std::move(group));
+  }
+}
+
 FailureOr<FusionPlan> GraphFuser::run() {
   collectOps();
+  FusionPlan plan;
+  formStreamingGroups(plan);
   fuseGreedily();
   refineByMoves();
-  FusionPlan plan;
   placeMasks(plan);
   if (failed(orderGroups(plan)))
     return failure();

@@ -17,9 +17,7 @@ using namespace mlir;
 using namespace mlir::sluice;
 using namespace mlir::sluice::fusion;
 
-namespace {
-/// The name of `op` in a kernel's `members` list.
-std::string reportName(Operation *op) {
+std::string mlir::sluice::fusion::reportName(Operation *op) {
   if (auto name =
           op->getAttrOfType<StringAttr>(SluiceDialect::getOpNameAttrName()))
     return name.getValue().str();
@@ -29,6 +27,8 @@ std::string reportName(Operation *op) {
     return origin.getValue().str() + "." + mnemonic;
   return mnemonic;
 }
+
+namespace {
 
 /// Clones the renames of the original body into the new program as soon as
 /// their source has a value there.
@@ -65,6 +65,30 @@ private:
   llvm::DenseSet<Operation *> emitted;
 };
 
+/// Puts a streaming kernel's inputs and outputs in their fixed order
+/// (docs/Fusion.md); they must be the planned ones.
+LogicalResult orderStreamingBoundary(GraphOp graph,
+                                     const streaming::StreamingGroup &planned,
+                                     llvm::SetVector<Value> &inputs,
+                                     SmallVector<Value> &outputs) {
+  llvm::SetVector<Value> plannedInputs(planned.inputs.begin(),
+                                       planned.inputs.end());
+  llvm::SetVector<Value> plannedOutputs(planned.outputs.begin(),
+                                        planned.outputs.end());
+  if (plannedInputs.size() != inputs.size() ||
+      !llvm::all_of(inputs,
+                    [&](Value v) { return plannedInputs.contains(v); }) ||
+      plannedOutputs.size() != outputs.size() ||
+      !llvm::all_of(outputs,
+                    [&](Value v) { return plannedOutputs.contains(v); }))
+    return graph.emitOpError() << "--sluice-fuse: a streaming kernel's "
+                                  "boundary is not the planned one (a bug "
+                                  "in the pass)";
+  inputs = std::move(plannedInputs);
+  outputs.assign(planned.outputs.begin(), planned.outputs.end());
+  return success();
+}
+
 /// Builds the kernel of group `g` before the builder's insertion point,
 /// reading its inputs through `outside` and mapping its outputs there.
 LogicalResult outlineGroup(GraphOp graph, const FusionPlan &plan, unsigned g,
@@ -95,6 +119,11 @@ LogicalResult outlineGroup(GraphOp graph, const FusionPlan &plan, unsigned g,
           }))
         outputs.push_back(result);
 
+  if (group.streaming &&
+      failed(orderStreamingBoundary(graph, plan.streaming.at(g), inputs,
+                                    outputs)))
+    return failure();
+
   SmallVector<Value> kernelInputs;
   for (Value input : inputs) {
     Value mapped = outside.lookupOrNull(input);
@@ -122,7 +151,11 @@ LogicalResult outlineGroup(GraphOp graph, const FusionPlan &plan, unsigned g,
     yielded.push_back(inner.lookup(output));
   KernelYieldOp::create(bodyBuilder, graph.getLoc(), yielded);
 
-  kernel.setKind(group.library ? KernelKind::gemm : KernelKind::fused);
+  kernel.setKind(group.library     ? KernelKind::gemm
+                 : group.streaming ? KernelKind::streaming
+                                   : KernelKind::fused);
+  if (group.streaming)
+    kernel.setStreamingAttr(plan.streaming.at(g).attr);
   kernel.setMembersAttr(ArrayAttr::get(context, memberNames));
   if (group.library && group.epilogue)
     kernel.setEpilogue(*group.epilogue);

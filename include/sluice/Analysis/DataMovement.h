@@ -105,6 +105,17 @@ bool isCountedOp(Operation *op);
 /// The class of a counted op.
 OpClass classifyOp(Operation *op);
 
+/// The graph attribute recording a graph's framework baseline (bytes) taken
+/// before a rewrite that changes what the graph saves
+/// (--sluice-recompute-row-statistics): a framework saves the softmax
+/// probabilities, so the baseline stays the one of the original layer.
+inline constexpr llvm::StringLiteral kBaselineBytesAttrName =
+    "sluice.baseline_bytes";
+
+/// The framework baseline bytes of one graph (docs/Accounting.md): the
+/// recorded `sluice.baseline_bytes` if present, else computed.
+FailureOr<uint64_t> graphBaselineBytes(GraphOp graph);
+
 /// The baseline and lower bound of `module` (docs/Accounting.md). Fails with
 /// a diagnostic on overflow.
 LogicalResult countBaseline(ModuleOp module, PhaseBytes &baseline,

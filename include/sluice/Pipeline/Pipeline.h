@@ -45,6 +45,10 @@ struct PipelineOptions {
   bool selectLayouts = false;
   /// The target the selection prices on; empty: the module's default.
   std::string layoutTarget;
+  /// Streaming (online-softmax) kernels for contraction-softmax-contraction
+  /// chains, with the backward recomputing the probabilities
+  /// (docs/Fusion.md, "Streaming kernels").
+  bool streaming = false;
 };
 
 /// Adds the sluicec pass pipeline to `pm`.

@@ -535,6 +535,10 @@ LogicalResult ModuleEmitter::lowerPhase(GraphOp graph, bool isBackward) {
     int64_t phase = isBackward ? 1 : 0, slot = profiled.size();
     profiled.push_back(describeKernel(kernel));
     Location loc = kernel.getLoc();
+    if (kernel.getKind() == KernelKind::streaming)
+      return kernel.emitOpError()
+             << "is a streaming kernel; the emitters cannot emit streaming "
+                "kernels yet (compile without --fuse-streaming)";
     exec::TimerBeginOp::create(execBuilder, loc, phase, slot);
     if (failed(kernel.getKind() == KernelKind::gemm ? lowerGemm(kernel)
                                                     : lowerFused(kernel)))
