@@ -53,13 +53,13 @@ private:
 
 static llvm::StringRef targetLabel(bool cuda) { return cuda ? "CUDA" : "CPU"; }
 
-/// The emitter's output for one target, on a copy of `module` (emission may
-/// legalize the IR it is given).
+/// The emitter's output for one target (the emitter only reads `module`;
+/// `plan` is its memory plan, or null).
 static llvm::Expected<EmittedSources> emitSources(ModuleOp module, bool cuda,
-                                                  llvm::StringRef name) {
-  OwningOpRef<ModuleOp> copy(module.clone());
-  FailureOr<EmittedModule> emitted =
-      emitModule(*copy, cuda ? EmitTarget::Cuda : EmitTarget::Cpu, name);
+                                                  llvm::StringRef name,
+                                                  const MemoryPlan *plan) {
+  FailureOr<EmittedModule> emitted = emitModule(
+      module, cuda ? EmitTarget::Cuda : EmitTarget::Cpu, name, plan);
   if (failed(emitted))
     return makeError("cannot emit the " + targetLabel(cuda) + " module of '" +
                      name + "' (see the errors above)");
@@ -121,12 +121,13 @@ std::string getCpuLibraryName(llvm::StringRef name) {
 llvm::Expected<std::string> buildCpuLibrary(ModuleOp module,
                                             llvm::StringRef name,
                                             llvm::StringRef directory,
-                                            llvm::StringRef cpuArch) {
+                                            llvm::StringRef cpuArch,
+                                            const MemoryPlan *plan) {
   llvm::Expected<std::string> compiler = findHostCompiler();
   if (!compiler)
     return compiler.takeError();
   llvm::Expected<EmittedSources> sources =
-      emitSources(module, /*cuda=*/false, name);
+      emitSources(module, /*cuda=*/false, name, plan);
   if (!sources)
     return sources.takeError();
   HostFeatures features = probeHostFeatures(*compiler, directory);
@@ -146,7 +147,7 @@ llvm::Expected<std::string> buildCpuLibrary(ModuleOp module,
 
 llvm::Expected<std::vector<OutputFile>>
 compileModule(ModuleOp module, llvm::StringRef name,
-              const CompileOptions &options) {
+              const CompileOptions &options, const MemoryPlan *plan) {
   if (options.cpu && !isCpuArch(options.cpuArch))
     return makeError("cannot compile the CPU module for '" + options.cpuArch +
                      "': expected native, portable or a -march value "
@@ -174,7 +175,8 @@ compileModule(ModuleOp module, llvm::StringRef name,
   for (bool cuda : {true, false}) {
     if (cuda ? !options.cuda : !options.cpu)
       continue;
-    llvm::Expected<EmittedSources> sources = emitSources(module, cuda, name);
+    llvm::Expected<EmittedSources> sources =
+        emitSources(module, cuda, name, plan);
     if (!sources)
       return sources.takeError();
     (cuda ? cudaSources : cpuSources) = std::move(*sources);

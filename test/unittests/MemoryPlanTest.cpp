@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "SluiceTestFixture.h"
+#include "dialects/sluice_exec/ExecOps.h"
+#include "sluice/Codegen/Emit.h"
 #include "sluice/Codegen/MemoryPlan.h"
 #include "sluice/Pipeline/Pipeline.h"
 #include "sluice/Spec/EncoderBuilder.h"
@@ -19,6 +21,8 @@
 
 #include <gtest/gtest.h>
 #include <optional>
+#include <set>
+#include <string>
 
 using namespace mlir;
 using namespace mlir::sluice;
@@ -490,6 +494,72 @@ TEST_F(MemoryPlanTest, BertLargeTrainingBitPackedMasksPlanIsValid) {
   PipelineOptions options;
   options.maskPolicy = MaskPolicy::Bitpack;
   checkBertLargeTraining(options, /*expectPacked=*/true);
+}
+
+/// The arena sizes and views of `module` emitted for the CPU with `plan`:
+/// the bytes the emitted create() allocates and the exec IR's arena offsets.
+struct EmittedArena {
+  std::string source;
+  std::set<uint64_t> offsets;
+};
+static std::optional<EmittedArena>
+emitArena(ModuleOp module, const MemoryPlan &plan) {
+  FailureOr<EmittedModule> emitted =
+      emitModule(module, EmitTarget::Cpu, "plan", &plan);
+  FailureOr<OwningOpRef<ModuleOp>> exec =
+      lowerToExec(module, EmitTarget::Cpu, "plan", &plan);
+  if (failed(emitted) || failed(exec))
+    return std::nullopt;
+  EmittedArena arena;
+  for (const EmittedFile &file : emitted->files)
+    if (file.name == emitted->sourceFile)
+      arena.source = file.contents;
+  (*exec)->walk([&](exec::ArenaOp op) { arena.offsets.insert(op.getOffset()); });
+  return arena;
+}
+
+/// The memory is planned once: the emitter reads the plan it is given (the
+/// pipeline's, which the report shows) instead of planning again. With the
+/// pipeline's plan, the emitted arena is the plan's; with every offset of a
+/// copy moved by one alignment, the emitted views and size move with it,
+/// which an emitter planning on its own would not do.
+TEST_F(MemoryPlanTest, EmitterReadsThePipelinesPlan) {
+  std::string spec = std::string(SLUICE_TEST_SOURCE_DIR) +
+                     "/Driver/Inputs/memory-plan-training.json";
+  FailureOr<Compilation> compilation = compile(context, spec, PipelineOptions());
+  ASSERT_TRUE(succeeded(compilation));
+  const MemoryPlan *plan = compilation->getMemoryPlan();
+  ASSERT_TRUE(plan);
+  ASSERT_GT(plan->peakBytes, 0u);
+
+  auto allocation = [](uint64_t bytes) {
+    return "aligned_alloc(256, " + std::to_string(bytes) + "ULL)";
+  };
+  std::optional<EmittedArena> asPlanned = emitArena(*compilation->module, *plan);
+  ASSERT_TRUE(asPlanned);
+  std::set<uint64_t> planned;
+  for (const ArenaBuffer &buffer : plan->buffers)
+    planned.insert(buffer.offset);
+  EXPECT_NE(asPlanned->source.find(allocation(plan->peakBytes)),
+            std::string::npos);
+  EXPECT_FALSE(asPlanned->offsets.empty());
+  for (uint64_t offset : asPlanned->offsets)
+    EXPECT_TRUE(planned.count(offset)) << "offset " << offset;
+
+  MemoryPlan moved = *plan;
+  for (ArenaBuffer &buffer : moved.buffers)
+    buffer.offset += moved.alignment;
+  moved.peakBytes += moved.alignment;
+  std::optional<EmittedArena> asMoved = emitArena(*compilation->module, moved);
+  ASSERT_TRUE(asMoved);
+  EXPECT_NE(asMoved->source.find(allocation(moved.peakBytes)),
+            std::string::npos);
+  EXPECT_EQ(asMoved->source.find(allocation(plan->peakBytes)),
+            std::string::npos);
+  std::set<uint64_t> shifted;
+  for (uint64_t offset : asPlanned->offsets)
+    shifted.insert(offset + moved.alignment);
+  EXPECT_EQ(asMoved->offsets, shifted);
 }
 
 } // namespace

@@ -158,7 +158,8 @@ runOnCpu(Compilation &compilation, llvm::ArrayRef<NamedArray> inputs) {
       return llvm::createStringError(
           code, "cannot create a temporary build directory: " + code.message());
     llvm::Expected<std::string> built = buildCpuLibrary(
-        *compilation.module, getLayerName(compilation), scratch);
+        *compilation.module, getLayerName(compilation), scratch,
+        /*cpuArch=*/"native", compilation.getMemoryPlan());
     if (!built)
       return built.takeError();
     library = *built;

@@ -248,7 +248,8 @@ static LogicalResult compileToDirectory() {
         *compilation->module,
         emitAction == EmitAction::Cuda ? EmitTarget::Cuda : EmitTarget::Cpu,
         compilation->spec ? StringRef(compilation->spec->name)
-                          : defaultModuleName(*compilation->module));
+                          : defaultModuleName(*compilation->module),
+        compilation->getMemoryPlan());
     if (failed(emitted))
       return failure();
     for (const EmittedFile &file : emitted->files)
@@ -260,8 +261,7 @@ static LogicalResult compileToDirectory() {
   ReportContext reportContext;
   reportContext.inputPath = inputPath;
   reportContext.spec = compilation->spec;
-  if (compilation->memoryPlan)
-    reportContext.memoryPlan = &*compilation->memoryPlan;
+  reportContext.memoryPlan = compilation->getMemoryPlan();
   if (compilation->spec)
     reportContext.name = compilation->spec->name;
   else if (auto graphs = compilation->module->getOps<GraphOp>();
@@ -338,7 +338,8 @@ static LogicalResult compileToDirectory() {
       compileOptions.arch = cudaArch;
     compileOptions.cpuArch = cpuArch;
     llvm::Expected<std::vector<OutputFile>> modules =
-        compileModule(*compilation->module, reportContext.name, compileOptions);
+        compileModule(*compilation->module, reportContext.name, compileOptions,
+                      compilation->getMemoryPlan());
     if (!modules) {
       llvm::errs() << "sluicec: error: " << llvm::toString(modules.takeError())
                    << "\n";

@@ -22,6 +22,8 @@
 
 namespace mlir::sluice {
 
+struct MemoryPlan;
+
 enum class EmitTarget { Cuda, Cpu };
 
 struct EmittedFile {
@@ -40,18 +42,24 @@ struct EmittedModule {
   std::string sourceFile, headerFile;
 };
 
-/// Emits `module` for `target` as module `name` (the spec's name). Fails
-/// with a diagnostic naming the op (e.g. an unfused op, a bit-packed
-/// result, a contraction with no GEMM mapping).
+/// Emits `module` for `target` as module `name` (the spec's name). Tensors
+/// live where `plan` says: the memory plan of this very module, made once by
+/// the pipeline (Compilation::memoryPlan) and shared with the report; without
+/// one the emitter plans the module itself (sluice-opt, tests). The module is
+/// only read. Fails with a diagnostic naming the op (e.g. an unfused op, a
+/// bit-packed result, a contraction with no GEMM mapping).
 FailureOr<EmittedModule> emitModule(ModuleOp module, EmitTarget target,
-                                    StringRef name);
+                                    StringRef name,
+                                    const MemoryPlan *plan = nullptr);
 
 /// The emission-level IR of `module` for `target`: one sluice_exec.entry
 /// per phase (what emitModule prints), verified. The generated kernels the
-/// launches name are not part of it. Fails like emitModule.
+/// launches name are not part of it. `plan` as for emitModule. Fails like
+/// emitModule.
 FailureOr<OwningOpRef<ModuleOp>> lowerToExec(ModuleOp module,
                                              EmitTarget target,
-                                             StringRef name);
+                                             StringRef name,
+                                             const MemoryPlan *plan = nullptr);
 
 /// Registers the passes of code generation: `--sluice-lower-to-exec`
 /// (lowerToExec as a pass).

@@ -22,6 +22,8 @@
 
 namespace mlir::sluice {
 
+struct MemoryPlan;
+
 struct CompileOptions {
   /// Emit <name>.cu and build lib<name>.so with nvcc.
   bool cuda = true;
@@ -41,21 +43,26 @@ std::string getCudaLibraryName(llvm::StringRef name);
 /// The file name of the CPU library of module `name` (lib<N>_cpu.so).
 std::string getCpuLibraryName(llvm::StringRef name);
 
-/// Emits and compiles `module` (the pipeline's output) as `name`. Emitter
+/// Emits and compiles `module` (the pipeline's output) as `name`, with its
+/// tensors where `plan` (the pipeline's memory plan of `module`, the one the
+/// report shows) puts them; null plans it again. Emitter
 /// errors are reported as diagnostics on the module and turn into an error
 /// that says which target failed; tool errors quote the compiler's output.
 llvm::Expected<std::vector<OutputFile>>
 compileModule(mlir::ModuleOp module, llvm::StringRef name,
-              const CompileOptions &options);
+              const CompileOptions &options,
+              const MemoryPlan *plan = nullptr);
 
 /// Emits and compiles only the CPU module of `module` into `directory` (an
 /// existing directory) and returns the library's path: what
 /// `sluicec run --backend cpu` loads when no --module is given. The module
-/// runs where it is built, so it defaults to -march=native.
+/// runs where it is built, so it defaults to -march=native. `plan` as for
+/// compileModule.
 llvm::Expected<std::string> buildCpuLibrary(mlir::ModuleOp module,
                                             llvm::StringRef name,
                                             llvm::StringRef directory,
-                                            llvm::StringRef cpuArch = "native");
+                                            llvm::StringRef cpuArch = "native",
+                                            const MemoryPlan *plan = nullptr);
 
 } // namespace mlir::sluice
 

@@ -67,8 +67,13 @@ struct Compilation {
   std::optional<::mlir::sluice::LayerSpec> spec;
   ModuleCounts counts;
   /// The arena plan of the compiled module (compile() only; it points into
-  /// `module`).
+  /// `module`). Planned once: the report and both emitters read this one.
   std::optional<MemoryPlan> memoryPlan;
+
+  /// `memoryPlan`, or null before compile() made it.
+  const MemoryPlan *getMemoryPlan() const {
+    return memoryPlan ? &*memoryPlan : nullptr;
+  }
 };
 
 /// Refuses .mlir text before the MLIR parser sees it: text that starts like

@@ -139,7 +139,7 @@ FailureOr<Value> ModuleEmitter::addressOf(Value value, Operation *user) {
     pointers[value] = pointer;
     return pointer;
   }
-  if (const ArenaBuffer *buffer = plan.lookup(value)) {
+  if (const ArenaBuffer *buffer = plan->lookup(value)) {
     Value pointer = exec::ArenaOp::create(
         execBuilder, execModule->getLoc(),
         exec::PtrType::get(module.getContext()), buffer->offset);
@@ -480,9 +480,9 @@ LogicalResult ModuleEmitter::lowerPhase(GraphOp graph, bool isBackward) {
         packedValues.insert(arg);
       // Copy before inserting: operator[] may grow the map and move the
       // found entry.
-      const ArenaBuffer *buffer = plan.lookup(saved);
+      const ArenaBuffer *buffer = plan->lookup(saved);
       if (!buffer)
-        buffer = plan.lookup(arg);
+        buffer = plan->lookup(arg);
       if (auto it = pointers.find(saved); it != pointers.end()) {
         Value pointer = local(it->second);
         pointers[arg] = pointer;
@@ -560,10 +560,13 @@ LogicalResult ModuleEmitter::lowerPhase(GraphOp graph, bool isBackward) {
 LogicalResult ModuleEmitter::lower() {
   if (failed(collect()))
     return failure();
-  FailureOr<MemoryPlan> planned = planMemory(module);
-  if (failed(planned))
-    return failure();
-  plan = std::move(*planned);
+  if (!plan) {
+    FailureOr<MemoryPlan> planned = planMemory(module);
+    if (failed(planned))
+      return failure();
+    ownPlan = std::move(*planned);
+    plan = &*ownPlan;
+  }
   if (failed(lowerPhase(forward, false)) ||
       (backward && failed(lowerPhase(backward, true))))
     return failure();
@@ -608,11 +611,13 @@ FailureOr<EmittedModule> ModuleEmitter::run() {
 }
 
 FailureOr<EmittedModule>
-mlir::sluice::emitModule(ModuleOp module, EmitTarget target, StringRef name) {
-  return ModuleEmitter(module, target, name).run();
+mlir::sluice::emitModule(ModuleOp module, EmitTarget target, StringRef name,
+                         const MemoryPlan *plan) {
+  return ModuleEmitter(module, target, name, plan).run();
 }
 
 FailureOr<OwningOpRef<ModuleOp>>
-mlir::sluice::lowerToExec(ModuleOp module, EmitTarget target, StringRef name) {
-  return ModuleEmitter(module, target, name).takeExecModule();
+mlir::sluice::lowerToExec(ModuleOp module, EmitTarget target, StringRef name,
+                          const MemoryPlan *plan) {
+  return ModuleEmitter(module, target, name, plan).takeExecModule();
 }

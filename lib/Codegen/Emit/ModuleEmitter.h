@@ -23,6 +23,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,9 +41,12 @@ struct Field {
 /// module around them (ModuleSkeleton.cpp).
 class ModuleEmitter {
 public:
-  ModuleEmitter(ModuleOp module, EmitTarget target, StringRef name)
+  /// `plan` is the module's memory plan, or null to plan it here.
+  ModuleEmitter(ModuleOp module, EmitTarget target, StringRef name,
+                const MemoryPlan *plan = nullptr)
       : module(module), target(target), name(sanitizeModuleName(name)),
-        fileStem(moduleFileStem(name)), execBuilder(module.getContext()) {
+        fileStem(moduleFileStem(name)), plan(plan),
+        execBuilder(module.getContext()) {
     module.getContext()->getOrLoadDialect<exec::ExecDialect>();
     execModule = ModuleOp::create(module.getLoc());
   }
@@ -102,7 +106,9 @@ private:
   std::string name;
   /// The stem of the emitted file names.
   std::string fileStem;
-  MemoryPlan plan;
+  /// Where every intermediate lives: the caller's plan, or `ownPlan`.
+  const MemoryPlan *plan = nullptr;
+  std::optional<MemoryPlan> ownPlan;
   GraphOp forward, backward;
   std::vector<Field> forwardFields, backwardFields;
   /// The sluice_exec pointer of every top-level value met so far.

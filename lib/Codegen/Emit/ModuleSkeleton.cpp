@@ -163,7 +163,7 @@ void ModuleEmitter::printPrelude(llvm::raw_ostream &os) const {
 void ModuleEmitter::printLifecycle(llvm::raw_ostream &os) const {
   std::string ctxType = "sluice_" + name + "_context";
   size_t slots = profileSlots();
-  uint64_t arenaBytes = plan.peakBytes;
+  uint64_t arenaBytes = plan->peakBytes;
   // create / destroy / last_error.
   os << "extern \"C\" void sluice_" << name << "_destroy(" << ctxType
      << " *ctx) {\n  if (!ctx)\n    return;\n";
