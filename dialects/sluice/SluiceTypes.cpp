@@ -103,6 +103,15 @@ std::optional<uint64_t> NamedTensorType::getNumBytes() const {
   return bytes;
 }
 
+std::optional<uint64_t> NamedTensorType::getStoredBytes(bool bitPacked) const {
+  if (!bitPacked)
+    return getNumBytes();
+  std::optional<uint64_t> count = getNumElements();
+  if (!count)
+    return std::nullopt;
+  return *count / 8 + (*count % 8 != 0);
+}
+
 NamedTensorType NamedTensorType::withLayout(ArrayRef<StringAttr> order) const {
   SmallVector<int64_t> sizes;
   for (StringAttr name : order)

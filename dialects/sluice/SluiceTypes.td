@@ -59,6 +59,11 @@ def Sluice_NamedTensorType : TypeDef<Sluice_Dialect, "NamedTensor"> {
     unsigned getElementByteWidth() const;
     /// The bytes the whole tensor occupies, or std::nullopt on overflow.
     std::optional<uint64_t> getNumBytes() const;
+    /// The bytes the tensor occupies in memory when stored `bitPacked` (one
+    /// bit per element, rounded up to whole bytes: a kernel's packed mask
+    /// result) or not (getNumBytes); std::nullopt on overflow. The one byte
+    /// model of the accounting, the fusion cost and the memory plan.
+    std::optional<uint64_t> getStoredBytes(bool bitPacked) const;
     /// The same dimensions and element type, another layout: `order` lists
     /// every dimension name once.
     NamedTensorType withLayout(::llvm::ArrayRef<::mlir::StringAttr> order) const;

@@ -66,8 +66,10 @@ OpClass mlir::sluice::classifyOp(Operation *op) {
 }
 
 
-static std::optional<uint64_t> tensorBytes(Value value) {
-  return llvm::cast<NamedTensorType>(value.getType()).getNumBytes();
+/// The bytes `value` occupies in memory (NamedTensorType::getStoredBytes).
+static std::optional<uint64_t> tensorBytes(Value value, bool bitPacked) {
+  return llvm::cast<NamedTensorType>(value.getType())
+      .getStoredBytes(bitPacked);
 }
 
 static std::optional<uint64_t> tensorElements(Value value) {
@@ -181,29 +183,24 @@ mlir::sluice::chargedTensors(Operation *op) {
     Value source = resolveView(operand);
     if (!seen.insert(source).second)
       continue;
-    std::optional<uint64_t> bytes = tensorBytes(operand);
     // A bit-packed mask is read at one bit per element too.
-    bool packed = false;
-    if (auto producer = source.getDefiningOp<KernelOp>();
-        bytes && producer &&
-        producer.isPacked(llvm::cast<OpResult>(source).getResultNumber())) {
-      bytes = (*tensorElements(source) + 7) / 8;
-      packed = true;
-    }
+    auto producer = source.getDefiningOp<KernelOp>();
+    bool packed =
+        producer &&
+        producer.isPacked(llvm::cast<OpResult>(source).getResultNumber());
+    std::optional<uint64_t> bytes =
+        packed ? tensorBytes(source, true) : tensorBytes(operand, false);
     if (!bytes)
       return overflow("bytes-read");
     tensors.push_back({operand, *bytes, /*written=*/false, packed});
   }
   auto kernel = llvm::dyn_cast<KernelOp>(op);
   for (Value result : op->getResults()) {
-    std::optional<uint64_t> bytes = tensorBytes(result);
     // A bit-packed mask takes one bit per element.
-    bool packed = false;
-    if (bytes && kernel &&
-        kernel.isPacked(llvm::cast<OpResult>(result).getResultNumber())) {
-      bytes = (*tensorElements(result) + 7) / 8;
-      packed = true;
-    }
+    bool packed =
+        kernel &&
+        kernel.isPacked(llvm::cast<OpResult>(result).getResultNumber());
+    std::optional<uint64_t> bytes = tensorBytes(result, packed);
     if (!bytes)
       return overflow("bytes-written");
     tensors.push_back({result, *bytes, /*written=*/true, packed});

@@ -80,12 +80,12 @@ Domain domainOf(Operation *op) {
   return domain;
 }
 
+/// The bytes `value` occupies in memory: the accounting's byte model
+/// (NamedTensorType::getStoredBytes), saturating on overflow.
 uint64_t tensorBytes(Value value, bool packed) {
-  auto type = llvm::cast<NamedTensorType>(value.getType());
-  uint64_t elements = *type.getNumElements();
-  if (packed)
-    return (elements + 7) / 8;
-  return elements * (type.getElementType().getIntOrFloatBitWidth() / 8);
+  return llvm::cast<NamedTensorType>(value.getType())
+      .getStoredBytes(packed)
+      .value_or(UINT64_MAX);
 }
 
 
@@ -120,6 +120,7 @@ private:
   // The greedy loop.
   void fuseGreedily();
   void refineByMoves();
+  FailureOr<SmallVector<unsigned>> topologicalOrder() const;
   bool isAcyclic() const;
   bool describeFused(ArrayRef<unsigned> members, Group &group) const;
   SmallVector<unsigned> successorsOf(unsigned group) const;
@@ -530,34 +531,46 @@ bool GraphFuser::describeFused(ArrayRef<unsigned> members,
   return fitsResident(group);
 }
 
-/// True if the groups' dataflow has no cycle.
-bool GraphFuser::isAcyclic() const {
-  DenseMap<unsigned, unsigned> inDegree;
-  SmallVector<unsigned> live, ready;
+/// The live groups in dependence order, or failure if their dataflow has a
+/// cycle. Kahn's algorithm; among the ready groups, the one whose first
+/// member comes first in the graph, which fixes the kernel numbering (k0,
+/// k1, ...) every report shows. The one sort of the planner: the moves
+/// check acyclicity with it and the plan's kernel order is its result.
+FailureOr<SmallVector<unsigned>> GraphFuser::topologicalOrder() const {
+  SmallVector<unsigned> live;
   for (unsigned g = 0; g < groups.size(); ++g)
-    if (groups[g].alive && !groups[g].members.empty()) {
+    if (groups[g].alive && !groups[g].members.empty())
       live.push_back(g);
-      inDegree.try_emplace(g, 0);
-    }
+  DenseMap<unsigned, unsigned> inDegree;
   DenseMap<unsigned, SmallVector<unsigned>> successors;
-  for (unsigned g : live)
+  for (unsigned g : live) {
+    inDegree.try_emplace(g, 0);
     for (unsigned next : successorsOf(g)) {
       successors[g].push_back(next);
       ++inDegree[next];
     }
+  }
+  // Regenerated masks add no edges: they are recomputed in place.
+  std::set<std::pair<unsigned, unsigned>> ready;
   for (unsigned g : live)
     if (inDegree[g] == 0)
-      ready.push_back(g);
-  unsigned visited = 0;
+      ready.insert({groups[g].members.front(), g});
+  SmallVector<unsigned> order;
   while (!ready.empty()) {
-    unsigned g = ready.pop_back_val();
-    ++visited;
+    unsigned g = ready.begin()->second;
+    ready.erase(ready.begin());
+    order.push_back(g);
     for (unsigned next : successors[g])
       if (--inDegree[next] == 0)
-        ready.push_back(next);
+        ready.insert({groups[next].members.front(), next});
   }
-  return visited == live.size();
+  if (order.size() != live.size())
+    return failure();
+  return order;
 }
+
+/// True if the groups' dataflow has no cycle.
+bool GraphFuser::isAcyclic() const { return succeeded(topologicalOrder()); }
 
 /// Greedy merging can leave an op in the wrong one of two neighbouring
 /// kernels (e.g. a full-size op that only needs a row statistic sits in the
@@ -688,38 +701,13 @@ void GraphFuser::placeMasks(FusionPlan &plan) {
         packedGroups.push_back(g);
 }
 
-/// Orders the live groups topologically (Kahn; ties by first member).
+/// Orders the live groups topologically (topologicalOrder).
 LogicalResult GraphFuser::orderGroups(FusionPlan &plan) {
-  SmallVector<unsigned> live;
-  for (unsigned g = 0; g < groups.size(); ++g)
-    if (groups[g].alive && !groups[g].members.empty())
-      live.push_back(g);
-  DenseMap<unsigned, unsigned> inDegree;
-  DenseMap<unsigned, SmallVector<unsigned>> successors;
-  for (unsigned g : live) {
-    inDegree.try_emplace(g, 0);
-    for (unsigned next : successorsOf(g)) {
-      successors[g].push_back(next);
-      ++inDegree[next];
-    }
-  }
-  // Regenerated masks add no edges: they are recomputed in place.
-  std::set<std::pair<unsigned, unsigned>> ready;
-  for (unsigned g : live)
-    if (inDegree[g] == 0)
-      ready.insert({groups[g].members.front(), g});
-  SmallVector<unsigned> &order = plan.order;
-  while (!ready.empty()) {
-    unsigned g = ready.begin()->second;
-    ready.erase(ready.begin());
-    order.push_back(g);
-    for (unsigned next : successors[g])
-      if (--inDegree[next] == 0)
-        ready.insert({groups[next].members.front(), next});
-  }
-  if (order.size() != live.size())
+  FailureOr<SmallVector<unsigned>> order = topologicalOrder();
+  if (failed(order))
     return graph.emitOpError()
            << "--sluice-fuse: the kernel graph has a cycle (a bug in the pass)";
+  plan.order = std::move(*order);
   return success();
 }
 

@@ -164,14 +164,9 @@ private:
                    << "result #" << index << " has type " << result.getType()
                    << ", which the memory plan cannot size: only sluice "
                       "tensors live in the arena";
-          std::optional<uint64_t> bytes = type.getNumBytes();
           auto kernel = dyn_cast<KernelOp>(op);
-          if (kernel && kernel.isPacked(index)) {
-            std::optional<uint64_t> elements = type.getNumElements();
-            bytes = elements ? std::optional<uint64_t>(*elements / 8 +
-                                                       (*elements % 8 != 0))
-                             : std::nullopt;
-          }
+          std::optional<uint64_t> bytes =
+              type.getStoredBytes(kernel && kernel.isPacked(index));
           if (!bytes || *bytes > UINT64_MAX - (plan.alignment - 1))
             return op.emitOpError() << "result #" << index << " (" << type
                                     << ") needs more than 2^64 bytes of arena";
