@@ -141,9 +141,9 @@ SvgStream &operator<<(SvgStream &out, double value) {
 }
 } // namespace
 
-std::string mlir::sluice::renderRooflineSvg(const KernelGraph &graph,
-                                            const RooflineTarget &target,
-                                            llvm::StringRef title) {
+/// Axes spanning the target's roofs and every kernel's intensity, with a
+/// factor of two of margin.
+static Axes axesFor(const KernelGraph &graph, const RooflineTarget &target) {
   double bandwidth = target.bandwidth;
   double lowPeak = std::min(target.vectorPeak, target.matrixPeak);
   double highPeak = std::max(target.vectorPeak, target.matrixPeak);
@@ -159,10 +159,13 @@ std::string mlir::sluice::renderRooflineSvg(const KernelGraph &graph,
   axes.x1 = std::ceil(std::log10(maxIntensity));
   axes.y1 = std::ceil(std::log10(highPeak * 1.5));
   axes.y0 = std::floor(std::log10(std::pow(10.0, axes.x0) * bandwidth));
+  return axes;
+}
 
-  std::string text;
-  llvm::raw_string_ostream stream(text);
-  SvgStream os{stream};
+/// The document head, the title, the decade grid with its tick labels, the
+/// plot frame and the axis titles.
+static void printFrame(SvgStream &os, const Axes &axes,
+                       const RooflineTarget &target, llvm::StringRef title) {
   os << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
      << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth
      << "\" height=\"" << kHeight << "\" viewBox=\"0 0 " << kWidth << " "
@@ -204,86 +207,100 @@ std::string mlir::sluice::renderRooflineSvg(const KernelGraph &graph,
      << "<text transform=\"translate(18," << (kTop + kBottom) / 2
      << ") rotate(-90)\" font-size=\"12\" text-anchor=\"middle\">attainable "
         "FLOP/s</text>\n";
+}
 
-  LabelPlacer placer;
-  // The roofs: bandwidth-bound slope up to each ridge, then flat.
-  auto roof = [&](double peak, const char *colour, llvm::StringRef label) {
-    double start = std::pow(10.0, axes.x0);
-    double ridge = peak / bandwidth;
-    double end = std::pow(10.0, axes.x1);
-    std::string text = label.str() + " " + formatRate(peak) + ", ridge at " +
-                       formatIntensity(ridge) + " flop/B";
-    double width = 5.5 * text.size();
-    placer.boxes.push_back({kRight - 4 - width, axes.y(peak) - 15,
-                            kRight - 4, axes.y(peak) - 3});
-    os << "<polyline fill=\"none\" stroke=\"" << colour
-       << "\" stroke-width=\"2\" points=\"" << axes.x(start) << ","
-       << axes.y(start * bandwidth) << " " << axes.x(ridge) << ","
-       << axes.y(peak) << " " << axes.x(end) << "," << axes.y(peak)
-       << "\"/>\n"
-       << "<line x1=\"" << axes.x(ridge) << "\" y1=\"" << axes.y(peak)
-       << "\" x2=\"" << axes.x(ridge) << "\" y2=\"" << kBottom
-       << "\" stroke=\"" << colour << "\" stroke-dasharray=\"4,3\"/>\n"
-       << "<text x=\"" << kRight - 4 << "\" y=\"" << axes.y(peak) - 5
-       << "\" font-size=\"10\" text-anchor=\"end\" fill=\"" << colour << "\">"
-       << escapeXml(text) << "</text>\n";
-  };
-  roof(target.matrixPeak, "#444", "contraction peak");
-  if (target.vectorPeak != target.matrixPeak)
-    roof(target.vectorPeak, "#888", "vector peak");
+/// One roof: bandwidth-bound slope up to the ridge of `peak`, then flat,
+/// with its label (reserved in `placer` so kernel labels avoid it).
+static void printRoof(SvgStream &os, LabelPlacer &placer, const Axes &axes,
+                      double bandwidth, double peak, const char *colour,
+                      llvm::StringRef label) {
+  double start = std::pow(10.0, axes.x0);
+  double ridge = peak / bandwidth;
+  double end = std::pow(10.0, axes.x1);
+  std::string text = label.str() + " " + formatRate(peak) + ", ridge at " +
+                     formatIntensity(ridge) + " flop/B";
+  double width = 5.5 * text.size();
+  placer.boxes.push_back(
+      {kRight - 4 - width, axes.y(peak) - 15, kRight - 4, axes.y(peak) - 3});
+  os << "<polyline fill=\"none\" stroke=\"" << colour
+     << "\" stroke-width=\"2\" points=\"" << axes.x(start) << ","
+     << axes.y(start * bandwidth) << " " << axes.x(ridge) << ","
+     << axes.y(peak) << " " << axes.x(end) << "," << axes.y(peak) << "\"/>\n"
+     << "<line x1=\"" << axes.x(ridge) << "\" y1=\"" << axes.y(peak)
+     << "\" x2=\"" << axes.x(ridge) << "\" y2=\"" << kBottom << "\" stroke=\""
+     << colour << "\" stroke-dasharray=\"4,3\"/>\n"
+     << "<text x=\"" << kRight - 4 << "\" y=\"" << axes.y(peak) - 5
+     << "\" font-size=\"10\" text-anchor=\"end\" fill=\"" << colour << "\">"
+     << escapeXml(text) << "</text>\n";
+}
 
-  // The kernels, left to right; kernels at the same point share one label
-  // ("fwd k0 k1 · bwd k20") placed clear of the labels before it.
+namespace {
+/// Kernels drawn at one point, labelled together.
+struct Point {
+  double x, y;
+  std::vector<std::string> forward, backward;
+};
+} // namespace
+
+/// One kernel's marker (circle forward, square backward) with its tooltip;
+/// returns whether it is memory-bound and records it in `points`.
+static bool printKernel(SvgStream &os, std::vector<Point> &points,
+                        const KernelNode &node, const Axes &axes,
+                        const RooflineTarget &target) {
+  double bandwidth = target.bandwidth;
+  double intensity = intensityOf(node);
+  double peak = node.opClass == OpClass::Contraction ? target.matrixPeak
+                                                     : target.vectorPeak;
+  bool bound = intensity < peak / bandwidth;
+  double x = intensity > 0 ? axes.x(intensity) : kLeft;
+  double y = intensity > 0 ? axes.y(std::min(peak, intensity * bandwidth))
+                           : kBottom;
+  const char *colour = kClassColour[static_cast<unsigned>(node.opClass)];
+  bool backward = node.phase == Phase::backward;
+  std::string members;
+  for (auto [i, member] : llvm::enumerate(node.members))
+    members += (i ? " + " : "") + member;
+  os << "<g class=\"kernel " << stringifyPhase(node.phase) << "\" id=\""
+     << escapeXml(node.graph) << ":" << escapeXml(node.name) << "\">";
+  os << "<title>" << escapeXml(node.graph) << " " << escapeXml(node.name)
+     << " (" << escapeXml(node.kind) << "): " << escapeXml(members) << "; "
+     << formatFlop(node.cost.flop) << ", "
+     << formatBytes(node.cost.bytesMoved().value_or(0))
+     << " moved, intensity " << formatIntensity(intensity) << " flop/B"
+     << (bound ? ", memory-bound" : ", compute-bound") << "</title>";
+  if (backward)
+    os << "<rect x=\"" << x - 4.5 << "\" y=\"" << y - 4.5
+       << "\" width=\"9\" height=\"9\"";
+  else
+    os << "<circle cx=\"" << x << "\" cy=\"" << y << "\" r=\"5\"";
+  os << " fill=\"" << colour
+     << "\" fill-opacity=\"0.85\" stroke=\"#222\"/></g>\n";
+  auto same = llvm::find_if(points, [&](const Point &point) {
+    return std::abs(point.x - x) < 1.5 && std::abs(point.y - y) < 1.5;
+  });
+  if (same == points.end())
+    same = points.insert(points.end(), Point{x, y, {}, {}});
+  (backward ? same->backward : same->forward).push_back(node.name);
+  return bound;
+}
+
+/// The kernels, left to right; kernels at the same point share one label
+/// ("fwd k0 k1 · bwd k20") placed clear of the labels before it. Returns
+/// how many are memory-bound.
+static unsigned printKernels(SvgStream &os, LabelPlacer &placer,
+                             const KernelGraph &graph, const Axes &axes,
+                             const RooflineTarget &target) {
   std::vector<unsigned> order(graph.nodes.size());
   for (unsigned i = 0; i < order.size(); ++i)
     order[i] = i;
   llvm::stable_sort(order, [&](unsigned a, unsigned b) {
     return intensityOf(graph.nodes[a]) < intensityOf(graph.nodes[b]);
   });
-  struct Point {
-    double x, y;
-    std::vector<std::string> forward, backward;
-  };
   std::vector<Point> points;
   unsigned memoryBound = 0;
   os << "<g>\n";
-  for (unsigned index : order) {
-    const KernelNode &node = graph.nodes[index];
-    double intensity = intensityOf(node);
-    double peak = node.opClass == OpClass::Contraction ? target.matrixPeak
-                                                       : target.vectorPeak;
-    bool bound = intensity < peak / bandwidth;
-    memoryBound += bound;
-    double x = intensity > 0 ? axes.x(intensity) : kLeft;
-    double y = intensity > 0 ? axes.y(std::min(peak, intensity * bandwidth))
-                             : kBottom;
-    const char *colour = kClassColour[static_cast<unsigned>(node.opClass)];
-    bool backward = node.phase == Phase::backward;
-    std::string members;
-    for (auto [i, member] : llvm::enumerate(node.members))
-      members += (i ? " + " : "") + member;
-    os << "<g class=\"kernel " << stringifyPhase(node.phase) << "\" id=\""
-       << escapeXml(node.graph) << ":" << escapeXml(node.name) << "\">";
-    os << "<title>" << escapeXml(node.graph) << " " << escapeXml(node.name)
-       << " (" << escapeXml(node.kind) << "): " << escapeXml(members) << "; "
-       << formatFlop(node.cost.flop) << ", "
-       << formatBytes(node.cost.bytesMoved().value_or(0))
-       << " moved, intensity " << formatIntensity(intensity) << " flop/B"
-       << (bound ? ", memory-bound" : ", compute-bound") << "</title>";
-    if (backward)
-      os << "<rect x=\"" << x - 4.5 << "\" y=\"" << y - 4.5
-         << "\" width=\"9\" height=\"9\"";
-    else
-      os << "<circle cx=\"" << x << "\" cy=\"" << y << "\" r=\"5\"";
-    os << " fill=\"" << colour
-       << "\" fill-opacity=\"0.85\" stroke=\"#222\"/></g>\n";
-    auto same = llvm::find_if(points, [&](const Point &point) {
-      return std::abs(point.x - x) < 1.5 && std::abs(point.y - y) < 1.5;
-    });
-    if (same == points.end())
-      same = points.insert(points.end(), Point{x, y, {}, {}});
-    (backward ? same->backward : same->forward).push_back(node.name);
-  }
+  for (unsigned index : order)
+    memoryBound += printKernel(os, points, graph.nodes[index], axes, target);
   os << "</g>\n<g font-size=\"9\" fill=\"#222\">\n";
   for (const Point &point : points) {
     std::string label;
@@ -298,8 +315,13 @@ std::string mlir::sluice::renderRooflineSvg(const KernelGraph &graph,
        << escapeXml(label) << "</text>\n";
   }
   os << "</g>\n";
+  return memoryBound;
+}
 
-  // Legend.
+/// The legend (classes, phases) and the count of memory-bound kernels; closes
+/// the document.
+static void printLegend(SvgStream &os, unsigned memoryBound,
+                        size_t numKernels) {
   double lx = kRight + 20, ly = kTop + 10;
   os << "<g font-size=\"11\">\n";
   const char *classNames[kNumOpClasses] = {"contraction", "normalization",
@@ -318,7 +340,7 @@ std::string mlir::sluice::renderRooflineSvg(const KernelGraph &graph,
      << lx + 16 << "\" y=\"" << ly << "\">backward kernel</text>\n";
   ly += 30;
   os << "<text x=\"" << lx << "\" y=\"" << ly << "\">" << memoryBound << " of "
-     << graph.nodes.size() << " kernels</text>\n"
+     << numKernels << " kernels</text>\n"
      << "<text x=\"" << lx << "\" y=\"" << ly + 14
      << "\">are memory-bound</text>\n"
      << "<text x=\"" << lx << "\" y=\"" << ly + 28
@@ -328,5 +350,23 @@ std::string mlir::sluice::renderRooflineSvg(const KernelGraph &graph,
      << "<text x=\"" << lx << "\" y=\"" << ly + 64
      << "\" fill=\"#555\">sit on the left edge</text>\n"
      << "</g>\n</svg>\n";
+}
+
+std::string mlir::sluice::renderRooflineSvg(const KernelGraph &graph,
+                                            const RooflineTarget &target,
+                                            llvm::StringRef title) {
+  Axes axes = axesFor(graph, target);
+  std::string text;
+  llvm::raw_string_ostream stream(text);
+  SvgStream os{stream};
+  printFrame(os, axes, target, title);
+  LabelPlacer placer;
+  printRoof(os, placer, axes, target.bandwidth, target.matrixPeak, "#444",
+            "contraction peak");
+  if (target.vectorPeak != target.matrixPeak)
+    printRoof(os, placer, axes, target.bandwidth, target.vectorPeak, "#888",
+              "vector peak");
+  unsigned memoryBound = printKernels(os, placer, graph, axes, target);
+  printLegend(os, memoryBound, graph.nodes.size());
   return text;
 }
