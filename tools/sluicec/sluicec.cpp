@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "EnumOptionParser.h"
 #include "RunCommand.h"
 
 #include "sluice/Analysis/ModuleCost.h"
@@ -49,7 +50,7 @@ static cl::opt<std::string> outputDir("o", cl::desc("Output directory"),
                                       cl::sub(cl::SubCommand::getTopLevel()),
                                       cl::cat(sluicecCategory));
 enum class EmitAction { Report, InputIR, IR, Cuda, Cpp };
-static cl::opt<EmitAction> emitAction(
+static cl::opt<EmitAction, false, EnumOptionParser<EmitAction>> emitAction(
     "emit", cl::desc("What to produce"), cl::init(EmitAction::Report),
     cl::values(clEnumValN(EmitAction::Report, "report",
                           "write graph.mlir, report.json and report.md into "
@@ -98,16 +99,15 @@ static cl::opt<std::string> cpuArch(
     cl::value_desc("arch"), cl::init("portable"),
     cl::sub(cl::SubCommand::getTopLevel()), cl::cat(sluicecCategory));
 enum class Switch { Off, On };
-static cl::opt<Switch> fuseSwitch(
-    "fuse",
-    cl::desc("Fuse primitives into kernels that move fewer bytes "
-             "(off: one kernel per primitive, as a framework runs "
-             "them)"),
+static cl::opt<Switch, false, EnumOptionParser<Switch>> fuseSwitch(
+    "fuse", cl::desc("Fuse primitives into kernels that move fewer bytes "
+                     "(off: one kernel per primitive, as a framework runs "
+                     "them)"),
     cl::init(Switch::On),
     cl::values(clEnumValN(Switch::On, "on", "fuse (default)"),
                clEnumValN(Switch::Off, "off", "one kernel per primitive")),
     cl::sub(cl::SubCommand::getTopLevel()), cl::cat(sluicecCategory));
-static cl::opt<Switch> foldEpiloguesSwitch(
+static cl::opt<Switch, false, EnumOptionParser<Switch>> foldEpiloguesSwitch(
     "fold-epilogues",
     cl::desc("Fold bias, activation and bias-gradient epilogues into "
              "contractions (cuBLASLt epilogues)"),
@@ -115,7 +115,7 @@ static cl::opt<Switch> foldEpiloguesSwitch(
     cl::values(clEnumValN(Switch::On, "on", "fold (default)"),
                clEnumValN(Switch::Off, "off", "keep them in fused kernels")),
     cl::sub(cl::SubCommand::getTopLevel()), cl::cat(sluicecCategory));
-static cl::opt<Switch> streamingSwitch(
+static cl::opt<Switch, false, EnumOptionParser<Switch>> streamingSwitch(
     "fuse-streaming",
     cl::desc("Fuse contraction-softmax-contraction chains (attention) into "
              "streaming kernels that never store the scores; training saves "
@@ -126,7 +126,7 @@ static cl::opt<Switch> streamingSwitch(
                clEnumValN(Switch::Off, "off", "the scores cross kernels "
                                               "(default)")),
     cl::sub(cl::SubCommand::getTopLevel()), cl::cat(sluicecCategory));
-static cl::opt<MaskPolicy> maskPolicy(
+static cl::opt<MaskPolicy, false, EnumOptionParser<MaskPolicy>> maskPolicy(
     "mask-policy", cl::desc("Dropout masks"), cl::init(MaskPolicy::Auto),
     cl::values(clEnumValN(MaskPolicy::Auto, "auto",
                           "regenerate where a kernel can, else bit-pack "
@@ -196,25 +196,180 @@ static StringRef targetArch(ModuleOp module) {
   return "sm_80";
 }
 
-static LogicalResult compileToDirectory() {
+/// Prints "sluicec: error: <message>" and fails.
+static LogicalResult fail(const llvm::Twine &message) {
+  llvm::errs() << "sluicec: error: " << message << "\n";
+  return failure();
+}
+static LogicalResult fail(llvm::Error error) {
+  return fail(llvm::toString(std::move(error)));
+}
+
+/// Refuses option combinations that have no meaning.
+static LogicalResult checkOptionCombinations() {
   if ((noCuda || noCpu || cudaArch.getNumOccurrences() ||
        cpuArch.getNumOccurrences()) &&
-      !compileModules) {
-    llvm::errs() << "sluicec: error: --no-cuda, --no-cpu, --cuda-arch and "
-                    "--cpu-arch only apply with --compile\n";
+      !compileModules)
+    return fail("--no-cuda, --no-cpu, --cuda-arch and --cpu-arch only apply "
+                "with --compile");
+  if (drawGraph && emitAction != EmitAction::Report)
+    return fail("--graph writes into the output directory; it does not "
+                "combine with --emit");
+  if (compileModules && emitAction != EmitAction::Report)
+    return fail("--compile writes into the output directory; it does not "
+                "combine with --emit=input-ir or --emit=ir");
+  return success();
+}
+
+/// --emit=cuda / --emit=cpp: the module's source on stdout.
+static LogicalResult printEmittedSource(Compilation &compilation) {
+  FailureOr<EmittedModule> emitted = emitModule(
+      *compilation.module,
+      emitAction == EmitAction::Cuda ? EmitTarget::Cuda : EmitTarget::Cpu,
+      compilation.spec ? StringRef(compilation.spec->name)
+                       : defaultModuleName(*compilation.module),
+      compilation.getMemoryPlan());
+  if (failed(emitted))
     return failure();
+  for (const EmittedFile &file : emitted->files)
+    if (file.name == emitted->sourceFile)
+      llvm::outs() << file.contents;
+  return success();
+}
+
+/// What the reports describe beyond the counts, and the storage the
+/// ReportContext points into.
+struct ReportInputs {
+  ReportContext context;
+  std::optional<GpuTarget> target;
+  std::optional<ModulePrediction> prediction;
+};
+
+/// The target (--target or the spec's architecture) and, when there is one,
+/// the cost model's prediction (with --profile's measured times).
+static LogicalResult predictForTarget(const Compilation &compilation,
+                                      ReportInputs &inputs) {
+  StringRef arch = targetArch(*compilation.module);
+  llvm::Expected<std::optional<GpuTarget>> target =
+      selectTarget(targetOption, arch);
+  if (!target)
+    return fail(target.takeError());
+  if (!*target) {
+    if (!profilePath.empty())
+      return fail("--profile needs a target: the architecture '" + arch +
+                  "' has no default; pass --target");
+    return success();
   }
-  if (drawGraph && emitAction != EmitAction::Report) {
-    llvm::errs() << "sluicec: error: --graph writes into the output "
-                    "directory; it does not combine with --emit\n";
+  inputs.target = std::move(**target);
+  inputs.context.target = &*inputs.target;
+  std::optional<ProfileDatabase> profile;
+  if (!profilePath.empty()) {
+    llvm::Expected<ProfileDatabase> loaded =
+        loadProfileDatabase(profilePath, inputs.target->name);
+    if (!loaded)
+      return fail(loaded.takeError());
+    profile = std::move(*loaded);
+  }
+  FailureOr<ModulePrediction> predicted = predictModule(
+      compilation.counts, *inputs.target, profile ? &*profile : nullptr);
+  if (failed(predicted))
     return failure();
-  }
-  if (compileModules && emitAction != EmitAction::Report) {
-    llvm::errs() << "sluicec: error: --compile writes into the output "
-                    "directory; it does not combine with --emit=input-ir or "
-                    "--emit=ir\n";
+  inputs.prediction = std::move(*predicted);
+  inputs.context.prediction = &*inputs.prediction;
+  return success();
+}
+
+/// Fills `inputs` for the reports of `compilation`.
+static LogicalResult collectReportInputs(const Compilation &compilation,
+                                         ReportInputs &inputs) {
+  ReportContext &context = inputs.context;
+  context.inputPath = inputPath;
+  context.spec = compilation.spec;
+  context.memoryPlan = compilation.getMemoryPlan();
+  if (compilation.spec)
+    context.name = compilation.spec->name;
+  else if (auto graphs = (*compilation.module).getOps<GraphOp>();
+           !graphs.empty())
+    context.name = (*graphs.begin()).getSymName().str();
+  if (failed(predictForTarget(compilation, inputs)))
     return failure();
-  }
+  context.pictures = drawGraph;
+  return success();
+}
+
+/// --graph: the kernel graph and the roofline.
+static llvm::Expected<std::vector<OutputFile>>
+renderPicturesOf(const Compilation &compilation, const ReportContext &context) {
+  PictureOptions pictureOptions;
+  pictureOptions.title = context.name;
+  pictureOptions.target = context.target;
+  if (compilation.spec)
+    pictureOptions.dtype = stringifyDType(compilation.spec->dtype).str();
+  return renderPictures(*compilation.module, compilation.counts,
+                        pictureOptions);
+}
+
+/// --compile: the CUDA and CPU modules and their libraries.
+static llvm::Expected<std::vector<OutputFile>>
+compileModulesOf(const Compilation &compilation, StringRef name) {
+  CompileOptions compileOptions;
+  compileOptions.cuda = !noCuda;
+  compileOptions.cpu = !noCpu;
+  if (compilation.spec)
+    compileOptions.arch = compilation.spec->target;
+  if (cudaArch.getNumOccurrences())
+    compileOptions.arch = cudaArch;
+  compileOptions.cpuArch = cpuArch;
+  return compileModule(*compilation.module, name, compileOptions,
+                       compilation.getMemoryPlan());
+}
+
+/// Everything the output directory receives: graph.mlir, the reports, and
+/// the pictures and modules asked for.
+static llvm::Expected<std::vector<OutputFile>>
+collectOutputFiles(const Compilation &compilation,
+                   const ReportContext &context) {
+  std::string graphText;
+  llvm::raw_string_ostream graphStream(graphText);
+  (*compilation.module).print(graphStream);
+  std::vector<OutputFile> files = {
+      {"graph.mlir", graphText},
+      {"report.json", renderJsonReport(compilation.counts, context)},
+      {"report.md", renderMarkdownReport(compilation.counts, context)},
+  };
+  auto append = [&](llvm::Expected<std::vector<OutputFile>> more)
+      -> llvm::Error {
+    if (!more)
+      return more.takeError();
+    for (OutputFile &file : *more)
+      files.push_back(std::move(file));
+    return llvm::Error::success();
+  };
+  if (drawGraph)
+    if (llvm::Error error = append(renderPicturesOf(compilation, context)))
+      return std::move(error);
+  if (compileModules)
+    if (llvm::Error error = append(compileModulesOf(compilation, context.name)))
+      return std::move(error);
+  return files;
+}
+
+/// The summary table and the list of files written.
+static void printSummary(const Compilation &compilation,
+                         const ReportContext &context,
+                         llvm::ArrayRef<OutputFile> files) {
+  llvm::outs() << renderSummaryTable(compilation.counts, context);
+  llvm::outs() << "\nwrote " << outputDir << "/{";
+  for (auto [index, file] : llvm::enumerate(files))
+    llvm::outs() << (index ? ", " : "") << file.name;
+  llvm::outs() << "}\n";
+}
+
+/// sluicec without a subcommand: compile, then print (--emit) or write the
+/// output directory all or nothing.
+static LogicalResult compileToDirectory() {
+  if (failed(checkOptionCombinations()))
+    return failure();
   DialectRegistry registry;
   registerSluiceDialects(registry);
   MLIRContext context(registry);
@@ -243,123 +398,20 @@ static LogicalResult compileToDirectory() {
     compilation->module->print(llvm::outs());
     return success();
   }
-  if (emitAction == EmitAction::Cuda || emitAction == EmitAction::Cpp) {
-    FailureOr<EmittedModule> emitted = emitModule(
-        *compilation->module,
-        emitAction == EmitAction::Cuda ? EmitTarget::Cuda : EmitTarget::Cpu,
-        compilation->spec ? StringRef(compilation->spec->name)
-                          : defaultModuleName(*compilation->module),
-        compilation->getMemoryPlan());
-    if (failed(emitted))
-      return failure();
-    for (const EmittedFile &file : emitted->files)
-      if (file.name == emitted->sourceFile)
-        llvm::outs() << file.contents;
-    return success();
-  }
+  if (emitAction == EmitAction::Cuda || emitAction == EmitAction::Cpp)
+    return printEmittedSource(*compilation);
 
-  ReportContext reportContext;
-  reportContext.inputPath = inputPath;
-  reportContext.spec = compilation->spec;
-  reportContext.memoryPlan = compilation->getMemoryPlan();
-  if (compilation->spec)
-    reportContext.name = compilation->spec->name;
-  else if (auto graphs = compilation->module->getOps<GraphOp>();
-           !graphs.empty())
-    reportContext.name = (*graphs.begin()).getSymName().str();
-
-  llvm::Expected<std::optional<GpuTarget>> target =
-      selectTarget(targetOption, targetArch(*compilation->module));
-  if (!target) {
-    llvm::errs() << "sluicec: error: " << llvm::toString(target.takeError())
-                 << "\n";
+  ReportInputs inputs;
+  if (failed(collectReportInputs(*compilation, inputs)))
     return failure();
-  }
-  std::optional<ModulePrediction> prediction;
-  if (*target) {
-    reportContext.target = &**target;
-    std::optional<ProfileDatabase> profile;
-    if (!profilePath.empty()) {
-      llvm::Expected<ProfileDatabase> loaded =
-          loadProfileDatabase(profilePath, (*target)->name);
-      if (!loaded) {
-        llvm::errs() << "sluicec: error: " << llvm::toString(loaded.takeError())
-                     << "\n";
-        return failure();
-      }
-      profile = std::move(*loaded);
-    }
-    FailureOr<ModulePrediction> predicted = predictModule(
-        compilation->counts, **target, profile ? &*profile : nullptr);
-    if (failed(predicted))
-      return failure();
-    prediction = std::move(*predicted);
-    reportContext.prediction = &*prediction;
-  } else if (!profilePath.empty()) {
-    llvm::errs() << "sluicec: error: --profile needs a target: the "
-                    "architecture '"
-                 << targetArch(*compilation->module)
-                 << "' has no default; pass --target\n";
-    return failure();
-  }
-  reportContext.pictures = drawGraph;
-
-  std::string graphText;
-  llvm::raw_string_ostream graphStream(graphText);
-  compilation->module->print(graphStream);
-  std::vector<OutputFile> files = {
-      {"graph.mlir", graphText},
-      {"report.json", renderJsonReport(compilation->counts, reportContext)},
-      {"report.md", renderMarkdownReport(compilation->counts, reportContext)},
-  };
-  if (drawGraph) {
-    PictureOptions pictureOptions;
-    pictureOptions.title = reportContext.name;
-    pictureOptions.target = reportContext.target;
-    if (compilation->spec)
-      pictureOptions.dtype = stringifyDType(compilation->spec->dtype).str();
-    llvm::Expected<std::vector<OutputFile>> pictures = renderPictures(
-        *compilation->module, compilation->counts, pictureOptions);
-    if (!pictures) {
-      llvm::errs() << "sluicec: error: " << llvm::toString(pictures.takeError())
-                   << "\n";
-      return failure();
-    }
-    for (OutputFile &file : *pictures)
-      files.push_back(std::move(file));
-  }
-  if (compileModules) {
-    CompileOptions compileOptions;
-    compileOptions.cuda = !noCuda;
-    compileOptions.cpu = !noCpu;
-    if (compilation->spec)
-      compileOptions.arch = compilation->spec->target;
-    if (cudaArch.getNumOccurrences())
-      compileOptions.arch = cudaArch;
-    compileOptions.cpuArch = cpuArch;
-    llvm::Expected<std::vector<OutputFile>> modules =
-        compileModule(*compilation->module, reportContext.name, compileOptions,
-                      compilation->getMemoryPlan());
-    if (!modules) {
-      llvm::errs() << "sluicec: error: " << llvm::toString(modules.takeError())
-                   << "\n";
-      return failure();
-    }
-    for (OutputFile &file : *modules)
-      files.push_back(std::move(file));
-  }
-  if (llvm::Error error = writeOutputFiles(outputDir, files)) {
-    llvm::errs() << "sluicec: error: " << llvm::toString(std::move(error))
-                 << "\n";
-    return failure();
-  }
-  if (!quiet) {
-    llvm::outs() << renderSummaryTable(compilation->counts, reportContext);
-    llvm::outs() << "\nwrote " << outputDir << "/{";
-    for (auto [index, file] : llvm::enumerate(files))
-      llvm::outs() << (index ? ", " : "") << file.name;
-    llvm::outs() << "}\n";
-  }
+  llvm::Expected<std::vector<OutputFile>> files =
+      collectOutputFiles(*compilation, inputs.context);
+  if (!files)
+    return fail(files.takeError());
+  if (llvm::Error error = writeOutputFiles(outputDir, *files))
+    return fail(std::move(error));
+  if (!quiet)
+    printSummary(*compilation, inputs.context, *files);
   return success();
 }
 
