@@ -8,6 +8,7 @@ packages=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   cmake ninja-build g++ ccache graphviz python3 python3-numpy
+  clang-format  # scripts/check-format.sh (test/Format)
   libopenblas-dev  # CPU modules use cblas_sgemm for GEMMs when it is there
   libsleef-dev     # and SLEEF's vector exp/erf/tanh/log (GNU vector ABI)
   libdnnl-dev      # oneDNN's sgemm: about 2x OpenBLAS on this CPU (docs/Codegen.md)

@@ -13,6 +13,7 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
                    "Inputs", "unittests"]
 
 config.substitutions.append(("%examples", os.path.join(config.sluice_src_root, "examples")))
+config.substitutions.append(("%sluice_src", config.sluice_src_root))
 config.substitutions.append(("%python", "/usr/bin/python3"))
 
 llvm_config.with_system_environment(["HOME", "PATH"])
@@ -32,6 +33,10 @@ _nvcc = (os.environ.get("SLUICE_NVCC") or shutil.which("nvcc") or
 if _nvcc:
     config.available_features.add("nvcc")
     config.substitutions.append(("%nvcc", _nvcc))
+# test/Format: the format check needs clang-format (scripts/bootstrap.sh
+# installs it).
+if shutil.which("clang-format") or shutil.which("clang-format-14"):
+    config.available_features.add("clang-format")
 try:
     _smi = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True,
                           timeout=30)

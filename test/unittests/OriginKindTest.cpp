@@ -1,4 +1,5 @@
-//===- OriginKindTest.cpp - every op that can be an origin has a kind ------===//
+//===- OriginKindTest.cpp - every op that can be an origin has a kind
+//------===//
 //
 // The origin kind (sluice.origin_kind) is a closed enum. Decomposition gives a
 // composite's primitives the kind named by its mnemonic, and autodiff gives a
