@@ -187,8 +187,7 @@ FailureOr<uint64_t> baselineBytes(GraphOp graph) {
         // Its layernorm (RMSNorm) writes the mean and rstd (the rstd): the
         // statistics that the full-size ops of the norm read back.
         if ((kind == OriginKind::layernorm || kind == OriginKind::rmsnorm) &&
-            !backward &&
-            llvm::isa<MapOp>(op)) {
+            !backward && llvm::isa<MapOp>(op)) {
           auto type = llvm::cast<NamedTensorType>(result.getType());
           bool readByFullOp = llvm::any_of(userOps.lookup(result), [&](Operation
                                                                         *user) {

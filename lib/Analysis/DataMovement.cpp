@@ -65,11 +65,9 @@ OpClass mlir::sluice::classifyOp(Operation *op) {
   return OpClass::ElementWise;
 }
 
-
 /// The bytes `value` occupies in memory (NamedTensorType::getStoredBytes).
 static std::optional<uint64_t> tensorBytes(Value value, bool bitPacked) {
-  return llvm::cast<NamedTensorType>(value.getType())
-      .getStoredBytes(bitPacked);
+  return llvm::cast<NamedTensorType>(value.getType()).getStoredBytes(bitPacked);
 }
 
 static std::optional<uint64_t> tensorElements(Value value) {
@@ -197,9 +195,8 @@ mlir::sluice::chargedTensors(Operation *op) {
   auto kernel = llvm::dyn_cast<KernelOp>(op);
   for (Value result : op->getResults()) {
     // A bit-packed mask takes one bit per element.
-    bool packed =
-        kernel &&
-        kernel.isPacked(llvm::cast<OpResult>(result).getResultNumber());
+    bool packed = kernel && kernel.isPacked(
+                                llvm::cast<OpResult>(result).getResultNumber());
     std::optional<uint64_t> bytes = tensorBytes(result, packed);
     if (!bytes)
       return overflow("bytes-written");

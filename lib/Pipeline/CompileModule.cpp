@@ -58,8 +58,8 @@ static llvm::StringRef targetLabel(bool cuda) { return cuda ? "CUDA" : "CPU"; }
 static llvm::Expected<EmittedSources> emitSources(ModuleOp module, bool cuda,
                                                   llvm::StringRef name,
                                                   const MemoryPlan *plan) {
-  FailureOr<EmittedModule> emitted = emitModule(
-      module, cuda ? EmitTarget::Cuda : EmitTarget::Cpu, name, plan);
+  FailureOr<EmittedModule> emitted =
+      emitModule(module, cuda ? EmitTarget::Cuda : EmitTarget::Cpu, name, plan);
   if (failed(emitted))
     return makeError("cannot emit the " + targetLabel(cuda) + " module of '" +
                      name + "' (see the errors above)");

@@ -224,8 +224,8 @@ static void printRoof(SvgStream &os, LabelPlacer &placer, const Axes &axes,
       {kRight - 4 - width, axes.y(peak) - 15, kRight - 4, axes.y(peak) - 3});
   os << "<polyline fill=\"none\" stroke=\"" << colour
      << "\" stroke-width=\"2\" points=\"" << axes.x(start) << ","
-     << axes.y(start * bandwidth) << " " << axes.x(ridge) << ","
-     << axes.y(peak) << " " << axes.x(end) << "," << axes.y(peak) << "\"/>\n"
+     << axes.y(start * bandwidth) << " " << axes.x(ridge) << "," << axes.y(peak)
+     << " " << axes.x(end) << "," << axes.y(peak) << "\"/>\n"
      << "<line x1=\"" << axes.x(ridge) << "\" y1=\"" << axes.y(peak)
      << "\" x2=\"" << axes.x(ridge) << "\" y2=\"" << kBottom << "\" stroke=\""
      << colour << "\" stroke-dasharray=\"4,3\"/>\n"
@@ -253,8 +253,8 @@ static bool printKernel(SvgStream &os, std::vector<Point> &points,
                                                      : target.vectorPeak;
   bool bound = intensity < peak / bandwidth;
   double x = intensity > 0 ? axes.x(intensity) : kLeft;
-  double y = intensity > 0 ? axes.y(std::min(peak, intensity * bandwidth))
-                           : kBottom;
+  double y =
+      intensity > 0 ? axes.y(std::min(peak, intensity * bandwidth)) : kBottom;
   const char *colour = kClassColour[static_cast<unsigned>(node.opClass)];
   bool backward = node.phase == Phase::backward;
   std::string members;
@@ -265,8 +265,8 @@ static bool printKernel(SvgStream &os, std::vector<Point> &points,
   os << "<title>" << escapeXml(node.graph) << " " << escapeXml(node.name)
      << " (" << escapeXml(node.kind) << "): " << escapeXml(members) << "; "
      << formatFlop(node.cost.flop) << ", "
-     << formatBytes(node.cost.bytesMoved().value_or(0))
-     << " moved, intensity " << formatIntensity(intensity) << " flop/B"
+     << formatBytes(node.cost.bytesMoved().value_or(0)) << " moved, intensity "
+     << formatIntensity(intensity) << " flop/B"
      << (bound ? ", memory-bound" : ", compute-bound") << "</title>";
   if (backward)
     os << "<rect x=\"" << x - 4.5 << "\" y=\"" << y - 4.5

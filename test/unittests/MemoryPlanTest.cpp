@@ -8,10 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "sluice/Codegen/MemoryPlan.h"
 #include "SluiceTestFixture.h"
 #include "dialects/sluice_exec/ExecOps.h"
 #include "sluice/Codegen/Emit.h"
-#include "sluice/Codegen/MemoryPlan.h"
 #include "sluice/Pipeline/Pipeline.h"
 #include "sluice/Spec/EncoderBuilder.h"
 
@@ -502,8 +502,8 @@ struct EmittedArena {
   std::string source;
   std::set<uint64_t> offsets;
 };
-static std::optional<EmittedArena>
-emitArena(ModuleOp module, const MemoryPlan &plan) {
+static std::optional<EmittedArena> emitArena(ModuleOp module,
+                                             const MemoryPlan &plan) {
   FailureOr<EmittedModule> emitted =
       emitModule(module, EmitTarget::Cpu, "plan", &plan);
   FailureOr<OwningOpRef<ModuleOp>> exec =
@@ -514,7 +514,8 @@ emitArena(ModuleOp module, const MemoryPlan &plan) {
   for (const EmittedFile &file : emitted->files)
     if (file.name == emitted->sourceFile)
       arena.source = file.contents;
-  (*exec)->walk([&](exec::ArenaOp op) { arena.offsets.insert(op.getOffset()); });
+  (*exec)->walk(
+      [&](exec::ArenaOp op) { arena.offsets.insert(op.getOffset()); });
   return arena;
 }
 
@@ -526,7 +527,8 @@ emitArena(ModuleOp module, const MemoryPlan &plan) {
 TEST_F(MemoryPlanTest, EmitterReadsThePipelinesPlan) {
   std::string spec = std::string(SLUICE_TEST_SOURCE_DIR) +
                      "/Driver/Inputs/memory-plan-training.json";
-  FailureOr<Compilation> compilation = compile(context, spec, PipelineOptions());
+  FailureOr<Compilation> compilation =
+      compile(context, spec, PipelineOptions());
   ASSERT_TRUE(succeeded(compilation));
   const MemoryPlan *plan = compilation->getMemoryPlan();
   ASSERT_TRUE(plan);
@@ -535,7 +537,8 @@ TEST_F(MemoryPlanTest, EmitterReadsThePipelinesPlan) {
   auto allocation = [](uint64_t bytes) {
     return "aligned_alloc(256, " + std::to_string(bytes) + "ULL)";
   };
-  std::optional<EmittedArena> asPlanned = emitArena(*compilation->module, *plan);
+  std::optional<EmittedArena> asPlanned =
+      emitArena(*compilation->module, *plan);
   ASSERT_TRUE(asPlanned);
   std::set<uint64_t> planned;
   for (const ArenaBuffer &buffer : plan->buffers)

@@ -100,9 +100,10 @@ static cl::opt<std::string> cpuArch(
     cl::sub(cl::SubCommand::getTopLevel()), cl::cat(sluicecCategory));
 enum class Switch { Off, On };
 static cl::opt<Switch, false, EnumOptionParser<Switch>> fuseSwitch(
-    "fuse", cl::desc("Fuse primitives into kernels that move fewer bytes "
-                     "(off: one kernel per primitive, as a framework runs "
-                     "them)"),
+    "fuse",
+    cl::desc("Fuse primitives into kernels that move fewer bytes "
+             "(off: one kernel per primitive, as a framework runs "
+             "them)"),
     cl::init(Switch::On),
     cl::values(clEnumValN(Switch::On, "on", "fuse (default)"),
                clEnumValN(Switch::Off, "off", "one kernel per primitive")),
@@ -337,8 +338,8 @@ collectOutputFiles(const Compilation &compilation,
       {"report.json", renderJsonReport(compilation.counts, context)},
       {"report.md", renderMarkdownReport(compilation.counts, context)},
   };
-  auto append = [&](llvm::Expected<std::vector<OutputFile>> more)
-      -> llvm::Error {
+  auto append =
+      [&](llvm::Expected<std::vector<OutputFile>> more) -> llvm::Error {
     if (!more)
       return more.takeError();
     for (OutputFile &file : *more)

@@ -261,8 +261,8 @@ public:
                        return buildConstant(b, loc, computeType, 0.0);
                      });
         setOpName(gradient, "d_" + forward.getArgName(index) + ".zero");
-        setOrigin(gradient.getDefiningOp(),
-                  getOpName(gradient.getDefiningOp()), OriginKind::zero);
+        setOrigin(gradient.getDefiningOp(), getOpName(gradient.getDefiningOp()),
+                  OriginKind::zero);
       }
       argGradients.push_back(gradient);
     }

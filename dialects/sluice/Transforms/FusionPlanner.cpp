@@ -88,7 +88,6 @@ uint64_t tensorBytes(Value value, bool packed) {
       .value_or(UINT64_MAX);
 }
 
-
 /// The fusion of one graph.
 class GraphFuser {
 public:

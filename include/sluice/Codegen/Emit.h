@@ -56,8 +56,7 @@ FailureOr<EmittedModule> emitModule(ModuleOp module, EmitTarget target,
 /// per phase (what emitModule prints), verified. The generated kernels the
 /// launches name are not part of it. `plan` as for emitModule. Fails like
 /// emitModule.
-FailureOr<OwningOpRef<ModuleOp>> lowerToExec(ModuleOp module,
-                                             EmitTarget target,
+FailureOr<OwningOpRef<ModuleOp>> lowerToExec(ModuleOp module, EmitTarget target,
                                              StringRef name,
                                              const MemoryPlan *plan = nullptr);
 

@@ -50,8 +50,7 @@ std::string getCpuLibraryName(llvm::StringRef name);
 /// that says which target failed; tool errors quote the compiler's output.
 llvm::Expected<std::vector<OutputFile>>
 compileModule(mlir::ModuleOp module, llvm::StringRef name,
-              const CompileOptions &options,
-              const MemoryPlan *plan = nullptr);
+              const CompileOptions &options, const MemoryPlan *plan = nullptr);
 
 /// Emits and compiles only the CPU module of `module` into `directory` (an
 /// existing directory) and returns the library's path: what

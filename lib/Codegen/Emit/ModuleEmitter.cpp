@@ -610,9 +610,10 @@ FailureOr<EmittedModule> ModuleEmitter::run() {
   return result;
 }
 
-FailureOr<EmittedModule>
-mlir::sluice::emitModule(ModuleOp module, EmitTarget target, StringRef name,
-                         const MemoryPlan *plan) {
+FailureOr<EmittedModule> mlir::sluice::emitModule(ModuleOp module,
+                                                  EmitTarget target,
+                                                  StringRef name,
+                                                  const MemoryPlan *plan) {
   return ModuleEmitter(module, target, name, plan).run();
 }
 
