@@ -9,10 +9,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "sluice/Codegen/LoadedModule.h"
-#include "sluice/Pipeline/CompileModule.h"
+#include "sluice/Driver/CompileModule.h"
+#include "sluice/Driver/Run.h"
+#include "sluice/Driver/RunCompiled.h"
 #include "sluice/Pipeline/Pipeline.h"
-#include "sluice/Pipeline/Run.h"
-#include "sluice/Pipeline/RunCompiled.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/SmallString.h"

@@ -29,8 +29,8 @@
 
 #include "SluiceTestFixture.h"
 #include "sluice/Analysis/DataMovement.h"
+#include "sluice/Driver/Run.h"
 #include "sluice/Pipeline/Pipeline.h"
-#include "sluice/Pipeline/Run.h"
 #include "sluice/Spec/EncoderBuilder.h"
 #include "sluice/Spec/LayerSpec.h"
 

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sluice/Pipeline/RunCompiled.h"
+#include "sluice/Driver/RunCompiled.h"
 #include "sluice/Codegen/LoadedModule.h"
 #include "sluice/Codegen/Toolchain.h"
 #include "sluice/Pipeline/Pipeline.h"

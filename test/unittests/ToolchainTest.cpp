@@ -8,8 +8,8 @@
 
 #include "sluice/Codegen/Toolchain.h"
 #include "sluice/Codegen/LoadedModule.h"
-#include "sluice/Pipeline/CompileModule.h"
-#include "sluice/Pipeline/RunCompiled.h"
+#include "sluice/Driver/CompileModule.h"
+#include "sluice/Driver/RunCompiled.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"

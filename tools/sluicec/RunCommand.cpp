@@ -15,11 +15,11 @@
 #include "RunCommand.h"
 
 #include "sluice/Codegen/LoadedModule.h"
-#include "sluice/Pipeline/CompileModule.h"
-#include "sluice/Pipeline/OutputFiles.h"
+#include "sluice/Driver/CompileModule.h"
+#include "sluice/Driver/OutputFiles.h"
+#include "sluice/Driver/Run.h"
+#include "sluice/Driver/RunCompiled.h"
 #include "sluice/Pipeline/Pipeline.h"
-#include "sluice/Pipeline/Run.h"
-#include "sluice/Pipeline/RunCompiled.h"
 #include "sluice/Support/InputLimits.h"
 #include "sluice/Support/Npy.h"
 
@@ -157,9 +157,9 @@ runOnCpu(Compilation &compilation, llvm::ArrayRef<NamedArray> inputs) {
             llvm::sys::fs::createUniqueDirectory("sluice-run", scratch))
       return llvm::createStringError(
           code, "cannot create a temporary build directory: " + code.message());
-    llvm::Expected<std::string> built = buildCpuLibrary(
-        *compilation.module, getLayerName(compilation), scratch,
-        /*cpuArch=*/"native", compilation.getMemoryPlan());
+    llvm::Expected<std::string> built =
+        buildCpuLibrary(*compilation.module, getLayerName(compilation), scratch,
+                        /*cpuArch=*/"native", compilation.getMemoryPlan());
     if (!built)
       return built.takeError();
     library = *built;

@@ -17,9 +17,9 @@
 #include "sluice/Analysis/ModuleCost.h"
 #include "sluice/Analysis/Target.h"
 #include "sluice/Codegen/Emit.h"
-#include "sluice/Pipeline/CompileModule.h"
-#include "sluice/Pipeline/OutputFiles.h"
-#include "sluice/Pipeline/Pictures.h"
+#include "sluice/Driver/CompileModule.h"
+#include "sluice/Driver/OutputFiles.h"
+#include "sluice/Driver/Pictures.h"
 #include "sluice/Pipeline/Pipeline.h"
 #include "sluice/Report/Report.h"
 #include "sluice/Support/CommandLine.h"
@@ -124,8 +124,9 @@ static cl::opt<Switch, false, EnumOptionParser<Switch>> streamingSwitch(
              "probabilities (docs/Fusion.md)"),
     cl::init(Switch::Off),
     cl::values(clEnumValN(Switch::On, "on", "streaming kernels"),
-               clEnumValN(Switch::Off, "off", "the scores cross kernels "
-                                              "(default)")),
+               clEnumValN(Switch::Off, "off",
+                          "the scores cross kernels "
+                          "(default)")),
     cl::sub(cl::SubCommand::getTopLevel()), cl::cat(sluicecCategory));
 static cl::opt<MaskPolicy, false, EnumOptionParser<MaskPolicy>> maskPolicy(
     "mask-policy", cl::desc("Dropout masks"), cl::init(MaskPolicy::Auto),

@@ -1,6 +1,6 @@
 //===- Run.cpp - execute a compiled layer on named tensors ----------------===//
 
-#include "sluice/Pipeline/Run.h"
+#include "sluice/Driver/Run.h"
 
 #include "llvm/ADT/StringMap.h"
 

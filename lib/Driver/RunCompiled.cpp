@@ -1,6 +1,6 @@
 //===- RunCompiled.cpp - run a layer with a compiled module ---------------===//
 
-#include "sluice/Pipeline/RunCompiled.h"
+#include "sluice/Driver/RunCompiled.h"
 
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringMap.h"

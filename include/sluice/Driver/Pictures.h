@@ -6,12 +6,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SLUICE_PIPELINE_PICTURES_H
-#define SLUICE_PIPELINE_PICTURES_H
+#ifndef SLUICE_DRIVER_PICTURES_H
+#define SLUICE_DRIVER_PICTURES_H
 
 #include "sluice/Analysis/DataMovement.h"
 #include "sluice/Analysis/Target.h"
-#include "sluice/Pipeline/OutputFiles.h"
+#include "sluice/Driver/OutputFiles.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
@@ -43,4 +43,4 @@ renderPictures(ModuleOp module, const ModuleCounts &counts,
 
 } // namespace mlir::sluice
 
-#endif // SLUICE_PIPELINE_PICTURES_H
+#endif // SLUICE_DRIVER_PICTURES_H

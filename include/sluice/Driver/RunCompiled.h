@@ -7,11 +7,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SLUICE_PIPELINE_RUNCOMPILED_H
-#define SLUICE_PIPELINE_RUNCOMPILED_H
+#ifndef SLUICE_DRIVER_RUNCOMPILED_H
+#define SLUICE_DRIVER_RUNCOMPILED_H
 
 #include "sluice/Codegen/LoadedModule.h"
-#include "sluice/Pipeline/Run.h"
+#include "sluice/Driver/Run.h"
 
 namespace mlir::sluice {
 
@@ -35,4 +35,4 @@ std::vector<double> decodeTensor(llvm::ArrayRef<uint8_t> bytes,
 
 } // namespace mlir::sluice
 
-#endif // SLUICE_PIPELINE_RUNCOMPILED_H
+#endif // SLUICE_DRIVER_RUNCOMPILED_H

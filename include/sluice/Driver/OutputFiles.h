@@ -1,7 +1,7 @@
 //===- OutputFiles.h - all-or-nothing output writing ------------*- C++ -*-===//
 
-#ifndef SLUICE_PIPELINE_OUTPUTFILES_H
-#define SLUICE_PIPELINE_OUTPUTFILES_H
+#ifndef SLUICE_DRIVER_OUTPUTFILES_H
+#define SLUICE_DRIVER_OUTPUTFILES_H
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -28,4 +28,4 @@ llvm::Error writeOutputFiles(llvm::StringRef directory,
 
 } // namespace mlir::sluice
 
-#endif // SLUICE_PIPELINE_OUTPUTFILES_H
+#endif // SLUICE_DRIVER_OUTPUTFILES_H

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SLUICE_PIPELINE_RUN_H
-#define SLUICE_PIPELINE_RUN_H
+#ifndef SLUICE_DRIVER_RUN_H
+#define SLUICE_DRIVER_RUN_H
 
 #include "sluice/Interpreter/Interpreter.h"
 
@@ -49,4 +49,4 @@ runModule(mlir::ModuleOp module, llvm::ArrayRef<NamedArray> inputs,
 
 } // namespace mlir::sluice
 
-#endif // SLUICE_PIPELINE_RUN_H
+#endif // SLUICE_DRIVER_RUN_H

@@ -1,6 +1,6 @@
 //===- CompileModule.cpp - emit and compile a layer's modules -------------===//
 
-#include "sluice/Pipeline/CompileModule.h"
+#include "sluice/Driver/CompileModule.h"
 
 #include "sluice/Codegen/Emit.h"
 #include "sluice/Codegen/Toolchain.h"

@@ -1,6 +1,6 @@
 //===- OutputFiles.cpp - all-or-nothing output writing --------------------===//
 
-#include "sluice/Pipeline/OutputFiles.h"
+#include "sluice/Driver/OutputFiles.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"

@@ -1,6 +1,6 @@
 //===- Pictures.cpp - graph.svg and roofline.svg --------------------------===//
 
-#include "sluice/Pipeline/Pictures.h"
+#include "sluice/Driver/Pictures.h"
 
 #include "sluice/Codegen/Toolchain.h"
 #include "sluice/Report/KernelGraph.h"

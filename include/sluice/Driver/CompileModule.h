@@ -9,10 +9,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SLUICE_PIPELINE_COMPILEMODULE_H
-#define SLUICE_PIPELINE_COMPILEMODULE_H
+#ifndef SLUICE_DRIVER_COMPILEMODULE_H
+#define SLUICE_DRIVER_COMPILEMODULE_H
 
-#include "sluice/Pipeline/OutputFiles.h"
+#include "sluice/Driver/OutputFiles.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
@@ -65,4 +65,4 @@ llvm::Expected<std::string> buildCpuLibrary(mlir::ModuleOp module,
 
 } // namespace mlir::sluice
 
-#endif // SLUICE_PIPELINE_COMPILEMODULE_H
+#endif // SLUICE_DRIVER_COMPILEMODULE_H
