@@ -34,6 +34,9 @@ extern const char *const kHostHeader;
 extern const char *const kKernelsHeader;
 extern const char *const kCpuGemmHeader;
 extern const char *const kPhiloxHeader;
+extern const char *const kStreamHeader;
+extern const char *const kStreamCpuHeader;
+extern const char *const kStreamCudaHeader;
 } // namespace mlir::sluice::emit
 
 std::string mlir::sluice::emit::describeKernel(KernelOp kernel) {
@@ -535,13 +538,11 @@ LogicalResult ModuleEmitter::lowerPhase(GraphOp graph, bool isBackward) {
     int64_t phase = isBackward ? 1 : 0, slot = profiled.size();
     profiled.push_back(describeKernel(kernel));
     Location loc = kernel.getLoc();
-    if (kernel.getKind() == KernelKind::streaming)
-      return kernel.emitOpError()
-             << "is a streaming kernel; the emitters cannot emit streaming "
-                "kernels yet (compile without --fuse-streaming)";
     exec::TimerBeginOp::create(execBuilder, loc, phase, slot);
     if (failed(kernel.getKind() == KernelKind::gemm ? lowerGemm(kernel)
-                                                    : lowerFused(kernel)))
+               : kernel.getKind() == KernelKind::streaming
+                   ? lowerStreaming(kernel)
+                   : lowerFused(kernel)))
       return failure();
     exec::TimerEndOp::create(execBuilder, loc, phase, slot);
   }
@@ -607,6 +608,13 @@ FailureOr<EmittedModule> ModuleEmitter::run() {
   result.files.push_back({"Philox.h", kPhiloxHeader});
   if (!isCuda())
     result.files.push_back({"sluice_cpu_gemm.h", kCpuGemmHeader});
+  if (usesStreaming) {
+    result.files.push_back({"sluice_stream.h", kStreamHeader});
+    if (isCuda())
+      result.files.push_back({"sluice_stream_cuda.cuh", kStreamCudaHeader});
+    else
+      result.files.push_back({"sluice_stream_cpu.h", kStreamCpuHeader});
+  }
   return result;
 }
 

@@ -64,6 +64,12 @@ private:
   LogicalResult lowerPhase(GraphOp graph, bool backward);
   LogicalResult lowerFused(KernelOp kernel);
   LogicalResult lowerGemm(KernelOp kernel);
+  /// A `kind = streaming` kernel as a sluice_exec.attention
+  /// (StreamingKernel.cpp).
+  LogicalResult lowerStreaming(KernelOp kernel);
+  /// The tiles of a streaming kernel on this target.
+  FailureOr<exec::StreamTilesAttr> streamTiles(KernelOp kernel, Type element,
+                                               int64_t headDim);
   LogicalResult lowerLeftover(KernelOp kernel, StringRef what,
                               ArrayRef<Operation *> ops,
                               ArrayRef<Value> outputs,
@@ -127,6 +133,9 @@ private:
   /// (the rows of sluice_profile).
   std::vector<std::string> profiledKernels[2];
   uint64_t scratchBytes = 0;
+  /// True once a streaming kernel was lowered: the source includes the
+  /// runtime's streaming header and the directory gets it.
+  bool usesStreaming = false;
 };
 
 } // namespace mlir::sluice::emit

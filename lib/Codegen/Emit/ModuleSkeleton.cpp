@@ -138,6 +138,9 @@ void ModuleEmitter::printPrelude(llvm::raw_ostream &os) const {
           "#include <cuda_runtime.h>\n";
   else
     os << "#include \"sluice_cpu_gemm.h\"\n";
+  if (usesStreaming)
+    os << (isCuda() ? "#include \"sluice_stream_cuda.cuh\"\n"
+                    : "#include \"sluice_stream_cpu.h\"\n");
   os << "#include <stdarg.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
         "#include <string.h>\n\n";
   os << "struct " << ctxType << " {\n  char *arena;\n  char *scratch;\n";
