@@ -118,3 +118,93 @@ sluice.graph @wrong_dimension(%a: !sluice.tensor<[n=2, r=3, d=4], f32> {sluice.n
       -> !sluice.tensor<[n=2, s=5, e=6], f32>
   sluice.return %o : !sluice.tensor<[n=2, s=5, e=6], f32>
 }
+
+// -----
+
+// Negative: a score map other than the causal mask (here a gelu of the
+// scores): the runtime kernels apply only the scale and the causal mask.
+// CHECK-LABEL: sluice.graph @other_score_map
+// CHECK-NOT: streaming
+// CHECK: return
+sluice.graph @other_score_map(%a: !sluice.tensor<[n=2, r=3, d=4], f32> {sluice.name = "a"},
+                              %m: !sluice.tensor<[n=2, s=5, d=4], f32> {sluice.name = "m"},
+                              %w: !sluice.tensor<[n=2, s=5, e=6], f32> {sluice.name = "w"})
+    -> (!sluice.tensor<[n=2, r=3, e=6], f32> {sluice.name = "out"}) {
+  %sc = sluice.contract %a, %m {sluice.name = "score"}
+      : (!sluice.tensor<[n=2, r=3, d=4], f32>, !sluice.tensor<[n=2, s=5, d=4], f32>)
+      -> !sluice.tensor<[n=2, r=3, s=5], f32>
+  %g = sluice.gelu %sc {sluice.name = "shape"} : !sluice.tensor<[n=2, r=3, s=5], f32>
+  %pr = sluice.softmax %g over "s" {sluice.name = "weights"} : !sluice.tensor<[n=2, r=3, s=5], f32>
+  %o = sluice.contract %pr, %w {sluice.name = "mix"}
+      : (!sluice.tensor<[n=2, r=3, s=5], f32>, !sluice.tensor<[n=2, s=5, e=6], f32>)
+      -> !sluice.tensor<[n=2, r=3, e=6], f32>
+  sluice.return %o : !sluice.tensor<[n=2, r=3, e=6], f32>
+}
+
+// -----
+
+// Negative: masked probabilities not rescaled by 1 / (1 - p) (the runtime
+// kernels apply dropout as keep / (1 - p)).
+// CHECK-LABEL: sluice.graph @mask_without_rescale
+// CHECK-NOT: streaming
+// CHECK: return
+sluice.graph @mask_without_rescale(%a: !sluice.tensor<[n=2, r=3, d=4], f32> {sluice.name = "a"},
+                                   %m: !sluice.tensor<[n=2, s=5, d=4], f32> {sluice.name = "m"},
+                                   %w: !sluice.tensor<[n=2, s=5, e=6], f32> {sluice.name = "w"})
+    -> (!sluice.tensor<[n=2, r=3, e=6], f32> {sluice.name = "out"}) {
+  %sc = sluice.contract %a, %m {sluice.name = "score"}
+      : (!sluice.tensor<[n=2, r=3, d=4], f32>, !sluice.tensor<[n=2, s=5, d=4], f32>)
+      -> !sluice.tensor<[n=2, r=3, s=5], f32>
+  %pr = sluice.softmax %sc over "s" {sluice.name = "weights"} : !sluice.tensor<[n=2, r=3, s=5], f32>
+  %mask = sluice.random_mask {probability = 2.500000e-01 : f64, stream = 3 : i64, sluice.name = "keep"} : !sluice.tensor<[n=2, r=3, s=5], f32>
+  %pd = sluice.map(%pr, %mask) {sluice.name = "kept"} : (!sluice.tensor<[n=2, r=3, s=5], f32>, !sluice.tensor<[n=2, r=3, s=5], f32>) -> !sluice.tensor<[n=2, r=3, s=5], f32> {
+  ^bb0(%x: f32, %k: f32):
+    %y = arith.mulf %x, %k : f32
+    sluice.yield %y : f32
+  }
+  %o = sluice.contract %pd, %w {sluice.name = "mix"}
+      : (!sluice.tensor<[n=2, r=3, s=5], f32>, !sluice.tensor<[n=2, s=5, e=6], f32>)
+      -> !sluice.tensor<[n=2, r=3, e=6], f32>
+  sluice.return %o : !sluice.tensor<[n=2, r=3, e=6], f32>
+}
+
+// -----
+
+// Negative: a head of 160 (the contracted dim d) is longer than the runtime
+// kernels hold (SLUICE_STREAM_MAX_HEAD_DIM = 128).
+// CHECK-LABEL: sluice.graph @long_head
+// CHECK-NOT: streaming
+// CHECK: return
+sluice.graph @long_head(%a: !sluice.tensor<[n=2, r=3, d=160], f32> {sluice.name = "a"},
+                        %m: !sluice.tensor<[n=2, s=5, d=160], f32> {sluice.name = "m"},
+                        %w: !sluice.tensor<[n=2, s=5, e=6], f32> {sluice.name = "w"})
+    -> (!sluice.tensor<[n=2, r=3, e=6], f32> {sluice.name = "out"}) {
+  %sc = sluice.contract %a, %m {sluice.name = "score"}
+      : (!sluice.tensor<[n=2, r=3, d=160], f32>, !sluice.tensor<[n=2, s=5, d=160], f32>)
+      -> !sluice.tensor<[n=2, r=3, s=5], f32>
+  %pr = sluice.softmax %sc over "s" {sluice.name = "weights"} : !sluice.tensor<[n=2, r=3, s=5], f32>
+  %o = sluice.contract %pr, %w {sluice.name = "mix"}
+      : (!sluice.tensor<[n=2, r=3, s=5], f32>, !sluice.tensor<[n=2, s=5, e=6], f32>)
+      -> !sluice.tensor<[n=2, r=3, e=6], f32>
+  sluice.return %o : !sluice.tensor<[n=2, r=3, e=6], f32>
+}
+
+// -----
+
+// A head split in two contracted dims (a rotary embedding's [r, f]) streams:
+// the emitter lays them out as one dim of 2 x 64 = 128.
+// CHECK-LABEL: sluice.graph @split_head
+// CHECK: kind = #sluice<kernel_kind streaming>
+sluice.graph @split_head(%a: !sluice.tensor<[n=2, r=3, x=2, d=64], f32> {sluice.name = "a"},
+                         %m: !sluice.tensor<[n=2, s=5, x=2, d=64], f32> {sluice.name = "m"},
+                         %w: !sluice.tensor<[n=2, s=5, e=6], f32> {sluice.name = "w"})
+    -> (!sluice.tensor<[n=2, r=3, e=6], f32> {sluice.name = "out"}) {
+  %sc = sluice.contract %a, %m {sluice.name = "score"}
+      : (!sluice.tensor<[n=2, r=3, x=2, d=64], f32>, !sluice.tensor<[n=2, s=5, x=2, d=64], f32>)
+      -> !sluice.tensor<[n=2, r=3, s=5], f32>
+  %pr = sluice.softmax %sc over "s" {sluice.name = "weights"} : !sluice.tensor<[n=2, r=3, s=5], f32>
+  %o = sluice.contract %pr, %w {sluice.name = "mix"}
+      : (!sluice.tensor<[n=2, r=3, s=5], f32>, !sluice.tensor<[n=2, s=5, e=6], f32>)
+      -> !sluice.tensor<[n=2, r=3, e=6], f32>
+  sluice.return %o : !sluice.tensor<[n=2, r=3, e=6], f32>
+}

@@ -9,6 +9,7 @@
 #include "StreamingChain.h"
 
 #include "dialects/sluice/SluiceBuilders.h"
+#include "sluice/Runtime/sluice_stream.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -74,24 +75,31 @@ bool isLogSumExp(MapOp map) {
          log.getOperand() == bodyArg(map, 1);
 }
 
-/// `a * b` or `a * b / c` with a constant c, where a or b is the input
-/// `probabilities` and the other a random mask: dropout, linear in the
-/// probabilities (so it commutes with the row normalization).
+/// `a * b / c` where a or b is the input `probabilities`, the other a
+/// random mask, and c the constant 1 - p of that mask: dropout as the
+/// runtime kernels apply it (keep / (1 - p)), linear in the probabilities
+/// (so it commutes with the row normalization).
 bool isDropout(MapOp map, Value probabilities) {
   if (map.getInputs().size() != 2 || !map.getIndexDims().empty())
     return false;
   Value other = map.getInputs()[0] == probabilities ? map.getInputs()[1]
                                                     : map.getInputs()[0];
-  if (!other.getDefiningOp<RandomMaskOp>() ||
-      !getTensorType(other).hasSameDims(getTensorType(probabilities)))
+  auto mask = other.getDefiningOp<RandomMaskOp>();
+  if (!mask || !getTensorType(other).hasSameDims(getTensorType(probabilities)))
     return false;
-  Value result = yielded(map);
-  if (auto div = result.getDefiningOp<arith::DivFOp>()) {
-    if (!div.getRhs().getDefiningOp<arith::ConstantOp>())
-      return false;
-    result = div.getLhs();
-  }
-  auto mul = result.getDefiningOp<arith::MulFOp>();
+  auto div = yielded(map).getDefiningOp<arith::DivFOp>();
+  if (!div)
+    return false;
+  auto keep = div.getRhs().getDefiningOp<arith::ConstantOp>();
+  FloatAttr keepValue;
+  if (keep)
+    keepValue = llvm::dyn_cast<FloatAttr>(keep.getValue());
+  // 1 - p rounded to the compute type (f32 at worst: relative 2^-24).
+  double expected = 1.0 - mask.getProbability().convertToDouble();
+  if (!keepValue ||
+      std::abs(keepValue.getValueAsDouble() - expected) > 1e-6 * expected)
+    return false;
+  auto mul = div.getLhs().getDefiningOp<arith::MulFOp>();
   if (!mul)
     return false;
   Value a = bodyArg(map, 0), b = bodyArg(map, 1);
@@ -204,6 +212,38 @@ LogicalResult matchOutput(SoftmaxChain &chain,
   return success();
 }
 
+/// The dims of `value` that `scores` does not have.
+SmallVector<std::string> dimsBesideScores(Value value, Value scores) {
+  SmallVector<std::string> dims;
+  for (const std::string &name : dimNames(value))
+    if (!hasDim(scores, name))
+      dims.push_back(name);
+  return dims;
+}
+
+/// The number of elements `value` spans over `dims`.
+int64_t extentOf(Value value, ArrayRef<std::string> dims) {
+  int64_t extent = 1;
+  for (const std::string &name : dims)
+    extent *= getTensorType(value).getDimSize(name);
+  return extent;
+}
+
+/// True if the runtime kernels (include/sluice/Runtime/sluice_stream.h) take
+/// the chain's shapes: the dims q and k contract (c, e.g. a rotary split of
+/// the head) and v's dims besides the scores' (e) each span at most
+/// SLUICE_STREAM_MAX_HEAD_DIM elements, and the scores have at most
+/// SLUICE_STREAM_MAX_BATCH batch dims (their dims besides rows and cols).
+bool fitsRuntimeKernels(SoftmaxChain &chain) {
+  Value s = chain.scores.getResult();
+  SmallVector<std::string> c = dimsBesideScores(chain.q, s);
+  SmallVector<std::string> e = dimsBesideScores(chain.v, s);
+  return !c.empty() && !e.empty() && dimsBesideScores(chain.k, s) == c &&
+         getTensorType(s).getRank() - 2 <= SLUICE_STREAM_MAX_BATCH &&
+         extentOf(chain.q, c) <= SLUICE_STREAM_MAX_HEAD_DIM &&
+         extentOf(chain.v, e) <= SLUICE_STREAM_MAX_HEAD_DIM;
+}
+
 } // namespace
 
 bool mlir::sluice::streaming::isExpOfDifference(MapOp map) {
@@ -303,7 +343,12 @@ FailureOr<SoftmaxChain> mlir::sluice::streaming::matchSoftmaxChain(
   if (rows.size() != 1)
     return failure();
   chain.rows = rows[0];
-  if (failed(matchOutput(chain, allowed)))
+  // The only score map the runtime kernels apply is the causal mask.
+  if (!llvm::all_of(chain.scoreMaps, [&](MapOp map) {
+        return isCausalMask(map, chain.rows, chain.cols);
+      }))
+    return failure();
+  if (failed(matchOutput(chain, allowed)) || !fitsRuntimeKernels(chain))
     return failure();
   return chain;
 }

@@ -160,7 +160,8 @@ struct sluice_stream_cuda_tiles {
 /// share every K/V tile).
 static inline constexpr struct sluice_stream_cuda_tiles
 sluice_stream_cuda_tiles_for(int arch, int element_bytes, int64_t head_dim) {
-  return head_dim > SLUICE_STREAM_MAX_HEAD_DIM || head_dim < 0 ? sluice_stream_cuda_tiles{0, 0, 0, 0}
+  return head_dim > SLUICE_STREAM_MAX_HEAD_DIM || head_dim < 0
+             ? sluice_stream_cuda_tiles{0, 0, 0, 0}
          : element_bytes == 2
              ? sluice_stream_cuda_tiles{arch >= 90 ? 8 : 4, 64,
                                         head_dim <= 64 ? 32 : 16,
