@@ -555,8 +555,49 @@ def step_attention(args, budget):
                     "returncode": code})
     if code is None:
         return "timed out", tail(output, 300)
+    timed = time_attention(args, binary, budget)
     return ("ok" if code == 0 else "failed",
-            "%d lines, %d failing" % (len(lines), len(failing)))
+            "%d lines, %d failing; %s" % (len(lines), len(failing), timed))
+
+
+def time_attention(args, binary, budget):
+    """`stream_attention_check --time`, then PyTorch's
+    scaled_dot_product_attention on the same shapes (attention_torch.py);
+    records attention_timing and returns a summary for the step's note."""
+    code, output = execute([binary, "--time"], budget.limit(budget.left() / 3))
+    print(output, flush=True)
+    timed = [line for line in output.splitlines() if line.startswith("time ")]
+    if code != 0 or not timed:
+        results.update(args.out, "attention_timing",
+                       {"error": tail(output, 300)})
+        return "timing failed"
+    script = os.path.join(HERE, "attention_torch.py")
+    limit = budget.limit(budget.left() - 2)
+    try:
+        proc = subprocess.run([sys.executable, script, "--device",
+                               args.torch_device], input="\n".join(timed),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              universal_newlines=True, timeout=limit)
+        torch_output, torch_code = proc.stdout, proc.returncode
+    except subprocess.TimeoutExpired as expired:
+        torch_output, torch_code = (expired.output or "") + \
+            "\n(killed after %.0f s)" % limit, None
+    print(torch_output, flush=True)
+    rows = []
+    for line in torch_output.splitlines():
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            continue
+    if not rows:  # torch missing or failing: keep Sluice's times
+        import attention_torch
+        rows = [attention_torch.with_rates(shape)
+                for shape in attention_torch.parse(timed)]
+    results.update(args.out, "attention_timing",
+                   {"shapes": rows, "torch_returncode": torch_code,
+                    "torch_output": tail(torch_output, 300)
+                    if torch_code != 0 else ""})
+    return "%d shapes timed" % len(rows)
 
 
 STEPS = {"env": step_env, "correctness": step_correctness,
@@ -586,6 +627,10 @@ def main():
     parser.add_argument("--budget", type=float, required=True)
     parser.add_argument("--iterations", type=int, default=40,
                         help="timed iterations (Sluice and PyTorch)")
+    parser.add_argument("--torch-device", default="cuda",
+                        choices=("cuda", "cpu"),
+                        help="where the attention step runs PyTorch's "
+                        "attention (cpu: tests)")
     parser.add_argument("--copy-bytes", type=int, default=1 << 30,
                         help="size of the copy that measures the bandwidth")
     args = parser.parse_args()

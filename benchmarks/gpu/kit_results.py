@@ -149,6 +149,44 @@ def _timing(results):
     return lines + [""] + notes + [""]
 
 
+def _attention(results):
+    timing = results.get("attention_timing", {})
+    if not timing:
+        return []
+    lines = ["## Streaming attention vs scaled_dot_product_attention", ""]
+    if timing.get("error"):
+        return lines + ["timing failed: %s" % timing["error"], ""]
+    lines += ["Medians, ms (TFLOP/s by FlashAttention's count: forward "
+              "4·b·h·l²·d, halved when causal; backward 2.5x). Tensors "
+              "[b, l, h, d]. Sluice's backward excludes the row dot "
+              "rowsum(dO·O).", "",
+              "| shape | Sluice fwd | torch fwd | torch / Sluice | "
+              "Sluice bwd | torch bwd | torch / Sluice | torch backend |",
+              "|---|---|---|---|---|---|---|---|"]
+
+    def cell(row, who, phase):
+        ms = row.get("%s_%s_ms" % (who, phase))
+        tflops = row.get("%s_%s_tflops" % (who, phase))
+        if not isinstance(ms, (int, float)) or ms <= 0:
+            return "-"
+        return "%.3f (%.0f)" % (ms, tflops) if tflops else _ms(ms)
+
+    for row in timing.get("shapes", []):
+        shape = "%s b%d h%d l%d d%d%s%s" % (
+            row["dtype"], row["b"], row["h"], row["l"], row["d"],
+            " causal" if row.get("causal") else "",
+            " dropout %g" % row["dropout"] if row.get("dropout") else "")
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            shape, cell(row, "sluice", "fwd"), cell(row, "torch", "fwd"),
+            _ratio(row.get("torch_fwd_ms"), row.get("sluice_fwd_ms")),
+            cell(row, "sluice", "bwd"), cell(row, "torch", "bwd"),
+            _ratio(row.get("torch_bwd_ms"), row.get("sluice_bwd_ms")),
+            row.get("error") or row.get("backend", "-")))
+    if timing.get("torch_output"):
+        lines += ["", "PyTorch side: %s" % timing["torch_output"]]
+    return lines + [""]
+
+
 def _kernels(results):
     profile = results.get("kernels", {})
     if not profile:
@@ -211,7 +249,8 @@ def render(results):
     if results.get("started"):
         lines.append("- run started %s" % results["started"])
     lines.append("")
-    for part in (_correctness, _sanitizer, _timing, _kernels, _ncu):
+    for part in (_correctness, _sanitizer, _attention, _timing, _kernels,
+                 _ncu):
         lines += part(results)
     lines += _steps(results)
     return "\n".join(lines) + "\n"

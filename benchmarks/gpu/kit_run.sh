@@ -10,7 +10,8 @@
 # out, results written after every step:
 #   env          device, driver, tool and torch versions
 #   correctness  every CUDA module vs the CPU backend and the reference
-#   attention    the CUDA streaming attention kernels vs the C++ ones
+#   attention    the CUDA streaming attention kernels vs the C++ ones, then
+#                timed against PyTorch's scaled_dot_product_attention
 #   sanitizer    compute-sanitizer memcheck, racecheck, synccheck (3 layers)
 #   timing       Sluice modules, forward and backward (module_timer)
 #   profile      per-kernel times (-DSLUICE_PROFILE modules), copy rate
@@ -109,7 +110,7 @@ step() {
 
 step env 40
 step correctness 90
-step attention 40
+step attention 60
 step sanitizer 80
 step timing 40
 step profile 45

@@ -87,6 +87,7 @@ SCRIPTS = {
     "py/gpu_kit.py": "benchmarks/gpu/gpu_kit.py",
     "py/kit_results.py": "benchmarks/gpu/kit_results.py",
     "py/torch_layers.py": "benchmarks/gpu/torch_layers.py",
+    "py/attention_torch.py": "benchmarks/gpu/attention_torch.py",
     "py/timings.py": "benchmarks/timings.py",
     "py/test/Compile/Inputs/compare_backends.py":
         "test/Compile/Inputs/compare_backends.py",

@@ -9,6 +9,16 @@
 //
 // Prints one line per case ("ok" or "FAIL", the largest error of O, LSE,
 // dQ, dK, dV relative to max(1, max |cpu|)) and exits 1 if any case fails.
+//
+// With --time it checks nothing and times the kernels instead, with the
+// tiles of the device's architecture, on the shapes of the paper's layers
+// and longer causal ones (timeAll): one line per shape,
+//   time TYPE b=B h=H l=L d=D causal=C dropout=P fwd_ms=F bwd_ms=G
+// (medians of CUDA-event times; the backward is the dQ/dK/dV kernels, not
+// the row dot D = rowsum(dO * O), which the emitted module computes in the
+// kernel before). benchmarks/gpu/attention_torch.py times PyTorch's
+// scaled_dot_product_attention on the same lines.
+//
 // Built by benchmarks/gpu/prepare.sh into gpu-kit/bin; test/Runtime
 // compiles it with nvcc.
 //
@@ -18,6 +28,7 @@
 #include "sluice_stream_cpu.h"
 #include "sluice_stream_cuda.cuh"
 
+#include <algorithm>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,12 +252,140 @@ int runEverything() {
          runAll<sluice_bf16, 128>("bf16", 6e-2);
 }
 
+/// The median of `repeats` CUDA-event times of `launch` (after warm-ups),
+/// in ms; negative if a launch fails.
+template <typename Launch>
+double medianMs(Launch launch, int repeats) {
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  std::vector<float> times;
+  bool ok = true;
+  for (int i = 0; i < repeats + 3 && ok; ++i) {
+    cudaEventRecord(start, 0);
+    ok = launch() == cudaSuccess;
+    cudaEventRecord(stop, 0);
+    ok = ok && cudaEventSynchronize(stop) == cudaSuccess;
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start, stop);
+    if (i >= 3)
+      times.push_back(ms);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  if (!ok || times.empty())
+    return -1;
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+/// Times the forward and the backward kernels of one case, every tensor
+/// laid out [b, l, h, d] as a projection writes it (the layout PyTorch's
+/// scaled_dot_product_attention reads through a transpose), with the tiles
+/// of ARCH; prints the case's "time" line.
+template <typename T, int ARCH, int HD>
+void timeCase(const char *type, const Case &c, int repeats) {
+  const int64_t count = c.b * c.m * c.h * c.d, rows = c.b * c.h * c.m;
+  Buffer<T> q(count), k(count), v(count), o(count), dO(count);
+  Buffer<T> dq(count), dk(count), dv(count);
+  Buffer<float> lse(rows), rowDot(rows);
+  srand(11);
+  for (Buffer<T> *x : {&q, &k, &v, &dO}) {
+    for (T &e : x->host)
+      sluice_stream_detail::narrow(&e, (float)(rand() % 2001 - 1000) / 1000.0f);
+    x->upload();
+  }
+  for (float &e : rowDot.host)
+    e = 0;
+  rowDot.upload();
+  sluice_stream_problem p;
+  memset(&p, 0, sizeof(p));
+  p.batch_rank = 2;
+  p.batch[0] = c.b, p.batch[1] = c.h;
+  p.m = c.m, p.n = c.n, p.d = c.d, p.e = c.d;
+  p.scale = 1.0f / sqrtf((float)c.d);
+  p.causal = c.causal;
+  p.dropout_p = c.dropout;
+  p.seed = 0x5eedULL;
+  p.stream = 7;
+  p.counter_batch[0] = c.h * c.m * c.n, p.counter_batch[1] = c.m * c.n;
+  p.counter_row = c.n, p.counter_col = 1;
+  auto at = [&](void *data) {
+    return operand(data, c.m * c.h * c.d, c.d, c.h * c.d, 1);
+  };
+  auto stats = [&](void *data) { return operand(data, c.h * c.m, c.m, 1, 0); };
+  sluice_stream_fwd_args fwd = {p,        at(q.device), at(k.device),
+                                at(v.device), at(o.device), stats(lse.device)};
+  sluice_stream_bwd_args bwd = {
+      p,           at(q.device),  at(k.device),      at(v.device),
+      at(dO.device), stats(lse.device), stats(rowDot.device), at(dq.device),
+      at(dk.device), at(dv.device)};
+  constexpr sluice_stream_cuda_tiles tiles =
+      sluice_stream_cuda_tiles_for(ARCH, sizeof(T), HD);
+  double fwdMs = medianMs(
+      [&] {
+        return sluice_stream_attention_fwd_cuda<T, tiles.warps, tiles.key_tile,
+                                                tiles.head_dim>(fwd, 0);
+      },
+      repeats);
+  double bwdMs = medianMs(
+      [&] {
+        return sluice_stream_attention_bwd_cuda<T, tiles.warps, tiles.key_tile,
+                                                tiles.query_tile,
+                                                tiles.head_dim>(bwd, 0);
+      },
+      repeats);
+  cudaError_t status = cudaGetLastError();
+  printf("time %s b=%lld h=%lld l=%lld d=%lld causal=%d dropout=%g "
+         "fwd_ms=%.4f bwd_ms=%.4f tiles=sm_%d%s%s\n",
+         type, (long long)c.b, (long long)c.h, (long long)c.m, (long long)c.d,
+         c.causal, c.dropout, fwdMs, bwdMs, ARCH,
+         status == cudaSuccess ? "" : " error=",
+         status == cudaSuccess ? "" : cudaGetErrorString(status));
+}
+
+template <typename T, int HD>
+void timeOnDevice(const char *type, const Case &c, int major, int repeats) {
+  if (major >= 9)
+    timeCase<T, 90, HD>(type, c, repeats);
+  else
+    timeCase<T, 80, HD>(type, c, repeats);
+}
+
+/// The timed shapes: BERT-large's attention (B8/L512, 16 heads of 64) with
+/// and without its dropout, GPT-2-medium's (causal, L1024), and long causal
+/// ones with head dim 128 in f16 and bf16.
+void timeAll(int repeats) {
+  int device = 0, major = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  timeOnDevice<sluice_f16, 64>("f16", {8, 16, 512, 512, 64, 0, 0.1}, major,
+                               repeats);
+  timeOnDevice<sluice_f16, 64>("f16", {8, 16, 512, 512, 64, 0, 0.0}, major,
+                               repeats);
+  timeOnDevice<sluice_f16, 64>("f16", {8, 16, 1024, 1024, 64, 1, 0.0}, major,
+                               repeats);
+  timeOnDevice<sluice_f16, 128>("f16", {2, 32, 2048, 2048, 128, 1, 0.0}, major,
+                                repeats);
+  timeOnDevice<sluice_bf16, 128>("bf16", {2, 32, 4096, 4096, 128, 1, 0.0},
+                                 major, repeats);
+}
+
 } // namespace
 
-int main() {
+int main(int argc, char **argv) {
+  bool timing = argc > 1 && strcmp(argv[1], "--time") == 0;
+  if (argc > 2 || (argc == 2 && !timing)) {
+    fprintf(stderr, "usage: stream_attention_check [--time]\n");
+    return 2;
+  }
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     printf("skipped: no CUDA device\n");
+    return 0;
+  }
+  if (timing) {
+    timeAll(/*repeats=*/20);
     return 0;
   }
   int failures = runEverything();
