@@ -84,6 +84,11 @@ struct PipelineCommandLineOptions
                      "streaming kernels; training graphs save the row "
                      "statistic and recompute the probabilities"),
       llvm::cl::init(false)};
+  Option<bool> selectLayouts{
+      *this, "select-layouts",
+      llvm::cl::desc("Choose layouts from the cost model "
+                     "(--sluice-select-layouts)"),
+      llvm::cl::init(true)};
 };
 } // namespace
 
@@ -98,6 +103,7 @@ void mlir::sluice::registerSluicePipelines() {
         options.foldEpilogues = cli.foldEpilogues;
         options.maskPolicy = cli.maskPolicy;
         options.streaming = cli.streaming;
+        options.selectLayouts = cli.selectLayouts;
         buildSluicePipeline(pm, options);
       });
 }

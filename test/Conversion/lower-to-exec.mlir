@@ -38,8 +38,8 @@
 // CHECK-NEXT: }
 
 // TRAIN-LABEL: sluice_exec.entry @sluice_post_relu_f32_train_dropout_forward {
-// TRAIN: sluice_exec.launch @sluice_kernel_2_k6 schedule <mode = elementwise, reduction = none, grid = 1, threads = 128, {{.*}}> () -> (%[[MASK:[0-9]+]]) {clear_bytes = array<i64: 16>, input_types = [], label = "kernel 'k6' (fused: attn_dropout.mask)", output_types = [i1]}
-// TRAIN: sluice_exec.launch @sluice_kernel_3_k7 schedule <mode = row_block, {{.*}}grid = 20, threads = 32, {{.*}}> (%{{.*}}, %[[MASK]]) -> ({{.*}}) {clear_bytes = array<i64: 0, 0>, input_types = [f32, i1]
+// TRAIN: sluice_exec.launch @sluice_kernel_0_k4 schedule <mode = elementwise, reduction = none, grid = 1, threads = 128, {{.*}}> () -> (%[[MASK:[0-9]+]]) {clear_bytes = array<i64: 16>, input_types = [], label = "kernel 'k4' (fused: attn_dropout.mask)", output_types = [i1]}
+// TRAIN: sluice_exec.launch @sluice_kernel_1_k5 schedule <mode = row_block, {{.*}}grid = 20, threads = 32, {{.*}}> (%{{.*}}, %[[MASK]]) -> ({{.*}}) {clear_bytes = array<i64: 0, 0>, input_types = [f32, i1]
 // TRAIN-LABEL: sluice_exec.entry @sluice_post_relu_f32_train_dropout_backward {
 // TRAIN: sluice_exec.arena
-// TRAIN: sluice_exec.launch @sluice_kernel_{{[0-9]+}}_k20 schedule <{{.*}}> () -> (%{{.*}}) {clear_bytes = array<i64: 16>, {{.*}}output_types = [i1]}
+// TRAIN: sluice_exec.launch @sluice_kernel_{{[0-9]+}}_k19 schedule <{{.*}}> () -> (%{{.*}}) {clear_bytes = array<i64: 16>, {{.*}}label = "kernel 'k19' (fused: attn_dropout.mask.recompute)", output_types = [i1]}

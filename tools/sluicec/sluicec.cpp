@@ -128,6 +128,16 @@ static cl::opt<Switch, false, EnumOptionParser<Switch>> streamingSwitch(
                           "the scores cross kernels "
                           "(default)")),
     cl::sub(cl::SubCommand::getTopLevel()), cl::cat(sluicecCategory));
+static cl::opt<Switch, false, EnumOptionParser<Switch>> selectLayoutsSwitch(
+    "select-layouts",
+    cl::desc("Choose intermediate layouts and GEMM mappings from the cost "
+             "model (--sluice-select-layouts, docs/Layout.md)"),
+    cl::init(Switch::On),
+    cl::values(clEnumValN(Switch::On, "on", "select (default)"),
+               clEnumValN(Switch::Off, "off",
+                          "keep the builder's layouts (legalization's "
+                          "relayouts)")),
+    cl::sub(cl::SubCommand::getTopLevel()), cl::cat(sluicecCategory));
 static cl::opt<MaskPolicy, false, EnumOptionParser<MaskPolicy>> maskPolicy(
     "mask-policy", cl::desc("Dropout masks"), cl::init(MaskPolicy::Auto),
     cl::values(clEnumValN(MaskPolicy::Auto, "auto",
@@ -392,6 +402,7 @@ static LogicalResult compileToDirectory() {
   pipelineOptions.foldEpilogues = foldEpiloguesSwitch == Switch::On;
   pipelineOptions.maskPolicy = maskPolicy;
   pipelineOptions.streaming = streamingSwitch == Switch::On;
+  pipelineOptions.selectLayouts = selectLayoutsSwitch == Switch::On;
   FailureOr<Compilation> compilation =
       compile(context, inputPath, pipelineOptions);
   if (failed(compilation))

@@ -42,7 +42,7 @@ struct PipelineOptions {
   MaskPolicy maskPolicy = MaskPolicy::Auto;
   /// Choose intermediate layouts and GEMM mappings from the cost model
   /// (--sluice-select-layouts); false keeps the builder's layouts.
-  bool selectLayouts = false;
+  bool selectLayouts = true;
   /// The target the selection prices on; empty: the module's default.
   std::string layoutTarget;
   /// Streaming (online-softmax) kernels for contraction-softmax-contraction
