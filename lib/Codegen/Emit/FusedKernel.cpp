@@ -17,10 +17,12 @@
 // extent and warp-shuffle / shared-memory reductions; the CPU runs the
 // outer points as an OpenMP loop and the inner extent as one plain loop
 // (one "thread" of the whole extent), so no cross-thread step is needed.
+// The class is declared in CoreEmitter.h; the CPU's blocked column
+// reductions are in ColumnReduction.cpp.
 //
 //===----------------------------------------------------------------------===//
 
-#include "EmitInternal.h"
+#include "CoreEmitter.h"
 
 #include "dialects/sluice/DropoutOrder.h"
 #include "sluice/Runtime/Philox.h"
@@ -77,177 +79,14 @@ mlir::sluice::emit::makeFusedGroup(StringRef name, StringRef description,
   return group;
 }
 
-namespace {
 /// The pointee type of a kernel parameter: 32-bit words for bit-packed
 /// tensors, the storage type otherwise.
-std::string parameterType(const FusedGroup &, Value value, bool packed) {
+static std::string parameterType(Value value, bool packed) {
   if (packed)
     return "uint32_t";
   return storageType(
       llvm::cast<NamedTensorType>(value.getType()).getElementType());
 }
-
-/// Writes one group's kernel.
-class CoreEmitter {
-public:
-  CoreEmitter(const FusedGroup &group, EmitTarget target, llvm::raw_ostream &os)
-      : group(group), s(group.schedule), target(target), os(os),
-        vectorWidth(target == EmitTarget::Cuda ? group.schedule.vectorWidth
-                                               : cpuVectorWidth(group.schedule)) {
-  }
-  LogicalResult emit();
-  /// The stage of every member op (after the reductions it needs), the
-  /// stage each value is available in, and the values kept in per-thread
-  /// arrays across stages.
-  void assignStages();
-
-private:
-  bool isCuda() const { return target == EmitTarget::Cuda; }
-  bool isRowBlock() const { return s.mode == ScheduleMode::RowBlock; }
-  /// The points one `v` loop covers: the schedule's (16 bytes) on CUDA;
-  /// on the CPU 128 points when the schedule vectorizes and the innermost
-  /// extent allows, else 32, 16 or 8: GCC fully unrolls constant loops of
-  /// up to 16 iterations before its loop vectorizer runs (then only its
-  /// block vectorizer sees them, which gives up on a Philox draw), so 128
-  /// keeps both the `#pragma omp simd` loop over the points and the one
-  /// over their 32 four-wide dropout draws loops.
-  static int64_t cpuVectorWidth(const KernelSchedule &schedule) {
-    if (schedule.vectorWidth <= 1 || schedule.innerSizes.empty())
-      return schedule.vectorWidth;
-    for (int64_t width : {128, 32, 16, 8})
-      if (schedule.innerSizes.back() % width == 0)
-        return width;
-    return schedule.vectorWidth;
-  }
-  /// Per-lane partial results of the reductions on the CPU: the `v` loop
-  /// is a SIMD loop, so each lane accumulates its own and the lanes
-  /// combine after the row.
-  bool usesLaneAccumulators() const { return !isCuda(); }
-  /// Threads of the inner extent on this target (the CPU runs one).
-  int64_t threads() const { return isCuda() ? s.threadsPerBlock : 1; }
-  /// Vector groups a thread covers.
-  int64_t groupsPerThread() const {
-    int64_t groups = (s.innerCount + vectorWidth - 1) / vectorWidth;
-    return (groups + threads() - 1) / threads();
-  }
-  bool isOuterValue(Value value) const {
-    Operation *op = value.getDefiningOp();
-    if (!op || !memberIndex.count(op))
-      return false;
-    return llvm::isa<ReduceOp>(op) || domainOf(op, s) == OpDomain::Outer;
-  }
-  /// The index variable of dim `name` (inside the vector loop, the
-  /// innermost dim advances with `v`).
-  std::string indexOf(StringRef name, bool inVectorLoop) const {
-    std::string var = "i_" + identifier(name);
-    if (inVectorLoop && !s.innerDims.empty() && s.innerDims.back() == name &&
-        vectorWidth > 1)
-      return "(" + var + " + v)";
-    return var;
-  }
-  /// The element offset of the point in `type`'s layout.
-  std::string offsetIn(NamedTensorType type, bool inVectorLoop) const;
-  /// The dropout element index of the point in `type`
-  /// (dialects/sluice/DropoutOrder.h).
-  std::string canonicalIndex(NamedTensorType type, bool inVectorLoop) const;
-  /// True if `mask` is drawn four elements per Philox call in a vector
-  /// group: its innermost dim is the vector dim, and both the vector width
-  /// and that dim's size divide by 4 (so a group starts a Philox block).
-  bool drawsFourWide(RandomMaskOp mask) const;
-  /// Before a vector group's loop: the keep bits of the stage's four-wide
-  /// masks, one sluice_dropout_keep4 per four elements.
-  void emitFourWideDraws(unsigned stage, StringRef indent);
-  /// The mask's integer keep threshold as a C literal (Philox.h).
-  static std::string threshold(RandomMaskOp mask);
-  /// The template arguments of sluice_load_vec / sluice_store_vec: the
-  /// width, and on CUDA the kernel's Aligned variant parameter.
-  std::string vectorArguments() const {
-    return std::to_string(vectorWidth) + (isCuda() ? ", Aligned" : "");
-  }
-  /// CUDA: records `name` (in3, out0) as accessed 16 bytes at a time when
-  /// the vector group of `value`'s element type is 16 bytes.
-  void noteWideAccess(Value value, const std::string &name) {
-    auto type = llvm::cast<NamedTensorType>(value.getType());
-    if (isCuda() && s.vectorWidth * type.getElementByteWidth() == 16)
-      wideAccesses.insert(name);
-  }
-
-public:
-  /// The parameters accessed 16 bytes at a time (for the header comment
-  /// the static checks read).
-  llvm::SetVector<std::string, SmallVector<std::string>,
-                  std::set<std::string>>
-      wideAccesses;
-
-private:
-  /// Statements computing `op` (not a reduce) into its value's variable.
-  LogicalResult emitOp(Operation *op, bool inVectorLoop, StringRef indent);
-  /// The f32 expression of `value` where it is used.
-  std::string use(Value value, bool inVectorLoop) const;
-  /// `value` seen through relayouts (which change bytes, not values).
-  Value resolve(Value value) const {
-    while (Operation *op = value.getDefiningOp()) {
-      if (!memberIndex.count(op) || !llvm::isa<RelayoutOp>(op))
-        break;
-      value = op->getOperand(0);
-    }
-    return value;
-  }
-  /// f32 `expr` rounded to `type`'s element type (as the interpreter
-  /// stores every tensor).
-  static std::string rounded(const std::string &expr, Type type) {
-    Type element = llvm::cast<NamedTensorType>(type).getElementType();
-    if (element.isF16())
-      return "sluice_round_f16(" + expr + ")";
-    if (element.isBF16())
-      return "sluice_round_bf16(" + expr + ")";
-    return expr;
-  }
-  bool isMember(Operation *op) const { return op && memberIndex.count(op); }
-  void emitDecompose(StringRef linear, ArrayRef<std::string> dims,
-                     ArrayRef<int64_t> sizes, StringRef indent);
-  /// The per-point body of stage `stage` for one vector group.
-  LogicalResult emitGroupBody(unsigned stage, StringRef indent);
-  /// CPU: a reduction over dims that are not contiguous in memory (a bias
-  /// gradient over (b, j) of [b, j, u]) where every full-domain op runs in
-  /// stage 0. Then columns are blocked instead: see emitColumnBlocks.
-  bool isColumnReduction() const;
-  /// CPU column reductions as blocked partial sums: each task takes a block
-  /// of consecutive outer points (columns) and streams over the rows
-  /// (inner points), a SIMD loop over the block's columns accumulating one
-  /// partial per column, so rows are read contiguously.
-  LogicalResult emitColumnBlocks();
-  /// Stores of the outputs of the outer dims (`outer`) or of the whole
-  /// domain, each at its offset (no vector loop).
-  void emitOutputStores(bool outer, StringRef indent);
-  std::string valueName(Value value) const {
-    return "v" + std::to_string(valueIds.lookup(value));
-  }
-  std::string inputName(unsigned index) const {
-    return "in" + std::to_string(index);
-  }
-
-  const FusedGroup &group;
-  const KernelSchedule &s;
-  EmitTarget target;
-  llvm::raw_ostream &os;
-  llvm::DenseMap<Operation *, unsigned> memberIndex;
-  llvm::DenseMap<Value, unsigned> valueIds;
-  llvm::DenseMap<Value, unsigned> inputIndex;
-  /// The stage a value is available in / an op runs in.
-  llvm::DenseMap<Value, unsigned> valueStage;
-  llvm::DenseMap<Operation *, unsigned> opStage;
-  /// Full-domain values a later stage reads.
-  llvm::SetVector<Value> kept;
-  /// Inputs loaded 16 bytes at a time in the current group body.
-  llvm::DenseSet<Value> vectorLoaded;
-  unsigned maxStage = 0;
-  /// The stage whose group body is being written.
-  unsigned currentStage = 0;
-  /// Points per `v` loop (see cpuVectorWidth).
-  int64_t vectorWidth;
-};
-} // namespace
 
 std::string CoreEmitter::offsetIn(NamedTensorType type,
                                   bool inVectorLoop) const {
@@ -521,94 +360,6 @@ void CoreEmitter::assignStages() {
     }
 }
 
-bool CoreEmitter::isColumnReduction() const {
-  if (isCuda() || !isRowBlock() || s.vectorWidth != 1 || !kept.empty() ||
-      s.outerDims.empty())
-    return false;
-  bool anyReduce = false;
-  for (Operation *op : group.ops) {
-    anyReduce |= llvm::isa<ReduceOp>(op);
-    if (domainOf(op, s) == OpDomain::Full && opStage.lookup(op) != 0)
-      return false;
-  }
-  for (auto [index, output] : llvm::enumerate(group.outputs))
-    if (!isOuterValue(output) && valueStage.lookup(output) != 0)
-      return false;
-  return anyReduce;
-}
-
-LogicalResult CoreEmitter::emitColumnBlocks() {
-  // Columns per task: a divisor of the outer extent, at least 32 when it
-  // can be (GCC's loop vectorizer then sees a loop, not 16 unrolled
-  // copies), at most 256 so the partials stay in L1.
-  int64_t columns = 1;
-  for (int64_t candidate : {256, 128, 64, 32, 16, 8, 4, 2})
-    if (s.outerCount % candidate == 0) {
-      columns = candidate;
-      break;
-    }
-  auto emitOuterOps = [&](bool afterReduce, StringRef indent) {
-    for (Operation *op : group.ops)
-      if (!llvm::isa<ReduceOp>(op) && domainOf(op, s) == OpDomain::Outer &&
-          (opStage.lookup(op) > 0) == afterReduce)
-        if (failed(emitOp(op, false, indent)))
-          return failure();
-    return success();
-  };
-  SmallVector<ReduceOp> reduces;
-  for (Operation *op : group.ops)
-    if (auto reduce = llvm::dyn_cast<ReduceOp>(op))
-      reduces.push_back(reduce);
-  os << "#ifdef _OPENMP\n#pragma omp parallel for\n#endif\n"
-     << "  for (int64_t cb = 0; cb < " << s.outerCount / columns
-     << "LL; ++cb) {\n";
-  for (ReduceOp reduce : reduces)
-    os << "    float acc_" << valueName(reduce.getResult()) << "[" << columns
-       << "];\n"
-       << "    for (int c = 0; c < " << columns << "; ++c)\n"
-       << "      acc_" << valueName(reduce.getResult()) << "[c] = "
-       << (reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f")
-       << ";\n";
-  os << "    for (int64_t r0 = 0; r0 < " << s.innerCount << "LL; ++r0) {\n";
-  emitDecompose("r0", s.innerDims, s.innerSizes, "      ");
-  os << "      #pragma omp simd\n"
-     << "      for (int c = 0; c < " << columns << "; ++c) {\n"
-     << "        const int64_t o = cb * " << columns << "LL + c;\n";
-  emitDecompose("o", s.outerDims, s.outerSizes, "        ");
-  if (failed(emitOuterOps(false, "        ")))
-    return failure();
-  for (Operation *op : group.ops) {
-    if (domainOf(op, s) != OpDomain::Full)
-      continue;
-    if (auto reduce = llvm::dyn_cast<ReduceOp>(op)) {
-      std::string acc = "acc_" + valueName(reduce.getResult()) + "[c]";
-      os << "        " << acc << " = "
-         << (reduce.getKind() == ReduceKind::max ? "sluice_max_combine("
-                                                 : "sluice_sum_combine(")
-         << acc << ", " << use(reduce.getInput(), false) << ");\n";
-    } else if (failed(emitOp(op, false, "        "))) {
-      return failure();
-    }
-  }
-  emitOutputStores(/*outer=*/false, "        ");
-  os << "      }\n    }\n";
-  // Per column: the totals, what depends on them, the outer outputs.
-  os << "    for (int c = 0; c < " << columns << "; ++c) {\n"
-     << "      const int64_t o = cb * " << columns << "LL + c;\n";
-  emitDecompose("o", s.outerDims, s.outerSizes, "      ");
-  for (ReduceOp reduce : reduces)
-    os << "      const float " << valueName(reduce.getResult()) << " = "
-       << rounded("acc_" + valueName(reduce.getResult()) + "[c]",
-                  reduce.getResult().getType())
-       << ";\n";
-  if (failed(emitOuterOps(false, "      ")) ||
-      failed(emitOuterOps(true, "      ")))
-    return failure();
-  emitOutputStores(/*outer=*/true, "      ");
-  os << "    }\n  }\n}\n\n";
-  return success();
-}
-
 void CoreEmitter::emitOutputStores(bool outer, StringRef indent) {
   for (auto [index, output] : llvm::enumerate(group.outputs)) {
     if (isOuterValue(output) != outer)
@@ -624,11 +375,7 @@ void CoreEmitter::emitOutputStores(bool outer, StringRef indent) {
   }
 }
 
-LogicalResult CoreEmitter::emit() {
-  assignStages();
-
-  // The signature: inputs, outputs, the dropout seed.
-  int64_t threadsPerBlock = s.threadsPerBlock;
+void CoreEmitter::emitSignature() {
   // CUDA: a kernel with vector groups has an aligned and an element-access
   // variant (the launcher picks one); parameters are __restrict__ when no
   // two of them overlap.
@@ -636,7 +383,7 @@ LogicalResult CoreEmitter::emit() {
   if (isCuda()) {
     if (s.vectorWidth > 1)
       os << "template <bool Aligned>\n";
-    os << "__global__ void __launch_bounds__(" << threadsPerBlock << ") ";
+    os << "__global__ void __launch_bounds__(" << s.threadsPerBlock << ") ";
     if (group.disjointPointers)
       pointer = " *__restrict__ ";
   } else {
@@ -644,38 +391,43 @@ LogicalResult CoreEmitter::emit() {
   }
   os << group.name << "(";
   for (auto [index, input] : llvm::enumerate(group.inputs))
-    os << "const " << parameterType(group, input, group.inputPacked[index])
-       << pointer << inputName(index) << ", ";
+    os << "const " << parameterType(input, group.inputPacked[index]) << pointer
+       << inputName(index) << ", ";
   for (auto [index, output] : llvm::enumerate(group.outputs))
-    os << parameterType(group, output, group.outputPacked[index]) << pointer
-       << "out" << index << ", ";
+    os << parameterType(output, group.outputPacked[index]) << pointer << "out"
+       << index << ", ";
   os << "uint64_t seed) {\n";
   os << "  (void)seed;\n";
+}
 
-  int64_t width = vectorWidth;
+LogicalResult CoreEmitter::emit() {
+  assignStages();
+  emitSignature();
   if (isColumnReduction())
     return emitColumnBlocks();
-  if (!isRowBlock()) {
-    // Element-wise: every thread takes `width` contiguous points per step.
-    int64_t groups = (s.innerCount + width - 1) / width;
-    if (isCuda())
-      os << "  for (int64_t g = (int64_t)blockIdx.x * " << threadsPerBlock
-         << " + threadIdx.x; g < " << groups << "LL; g += (int64_t)gridDim.x * "
-         << threadsPerBlock << ") {\n";
-    else
-      os << "#ifdef _OPENMP\n#pragma omp parallel for\n#endif\n"
-         << "  for (int64_t g = 0; g < " << groups << "LL; ++g) {\n";
-    os << "    const int64_t r0 = g * " << width << "LL;\n";
-    emitDecompose("r0", s.innerDims, s.innerSizes, "    ");
-    if (failed(emitGroupBody(0, "    ")))
-      return failure();
-    os << "  }\n}\n\n";
-    return success();
-  }
+  return isRowBlock() ? emitRowBlocks() : emitElementwise();
+}
 
-  // Row blocks: one outer point at a time, the inner extent over threads.
-  int64_t groupsPerThreadCount = groupsPerThread();
-  int64_t perThread = groupsPerThreadCount * width;
+LogicalResult CoreEmitter::emitElementwise() {
+  int64_t width = vectorWidth;
+  int64_t groups = (s.innerCount + width - 1) / width;
+  if (isCuda())
+    os << "  for (int64_t g = (int64_t)blockIdx.x * " << s.threadsPerBlock
+       << " + threadIdx.x; g < " << groups << "LL; g += (int64_t)gridDim.x * "
+       << s.threadsPerBlock << ") {\n";
+  else
+    os << "#ifdef _OPENMP\n#pragma omp parallel for\n#endif\n"
+       << "  for (int64_t g = 0; g < " << groups << "LL; ++g) {\n";
+  os << "    const int64_t r0 = g * " << width << "LL;\n";
+  emitDecompose("r0", s.innerDims, s.innerSizes, "    ");
+  if (failed(emitGroupBody(0, "    ")))
+    return failure();
+  os << "  }\n}\n\n";
+  return success();
+}
+
+LogicalResult CoreEmitter::emitRowBlocks() {
+  int64_t perThread = groupsPerThread() * vectorWidth;
   if (isCuda()) {
     if (s.reduction == ReductionStrategy::Block)
       os << "  __shared__ float sluice_scratch[32];\n";
@@ -690,92 +442,96 @@ LogicalResult CoreEmitter::emit() {
   emitDecompose("o", s.outerDims, s.outerSizes, "    ");
   for (Value value : kept)
     os << "    float keep_" << valueName(value) << "[" << perThread << "];\n";
-  for (unsigned stage = 0; stage <= maxStage; ++stage) {
-    currentStage = stage;
-    // Outer-only values of this stage, computed by every thread.
-    for (Operation *op : group.ops)
-      if (opStage.lookup(op) == stage && !llvm::isa<ReduceOp>(op) &&
-          domainOf(op, s) == OpDomain::Outer)
-        if (failed(emitOp(op, false, "    ")))
-          return failure();
-    bool hasSegment = false;
-    SmallVector<ReduceOp> reduces;
-    for (Operation *op : group.ops)
-      if (opStage.lookup(op) == stage && domainOf(op, s) == OpDomain::Full) {
-        hasSegment = true;
-        if (auto reduce = llvm::dyn_cast<ReduceOp>(op))
-          reduces.push_back(reduce);
-      }
-    for (Value output : group.outputs)
-      hasSegment |= !isOuterValue(output) && valueStage.lookup(output) == stage;
-    if (!hasSegment)
-      continue;
-    for (ReduceOp reduce : reduces) {
-      const char *identity =
-          reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f";
-      std::string acc = "acc_" + valueName(reduce.getResult());
-      if (!usesLaneAccumulators()) {
-        os << "    float " << acc << " = " << identity << ";\n";
-        continue;
-      }
-      os << "    float " << acc << "[" << width << "];\n"
-         << "    for (int v = 0; v < " << width << "; ++v)\n"
-         << "      " << acc << "[v] = " << identity << ";\n";
-    }
-    // Unrolled when per-thread arrays are indexed by q (so they stay in
-    // registers); otherwise one group at a time keeps register use low.
-    if (isCuda())
-      os << (kept.empty() ? "#pragma unroll 1\n" : "#pragma unroll\n");
-    os << "    for (int q = 0; q < " << groupsPerThreadCount << "; ++q) {\n"
-       << "      const int64_t r0 = ((int64_t)q * " << threads() << " + t) * "
-       << width << "LL;\n"
-       << "      if (r0 < " << s.innerCount << "LL) {\n";
-    emitDecompose("r0", s.innerDims, s.innerSizes, "        ");
-    if (failed(emitGroupBody(stage, "        ")))
+  for (unsigned stage = 0; stage <= maxStage; ++stage)
+    if (failed(emitRowStage(stage)))
       return failure();
-    os << "      }\n    }\n";
-    for (ReduceOp reduce : reduces) {
-      std::string name = valueName(reduce.getResult());
-      std::string total = "acc_" + name;
-      if (usesLaneAccumulators()) {
-        // The lanes' partials, combined in lane order.
-        os << "    float " << total << "_all = " << total << "[0];\n"
-           << "    for (int v = 1; v < " << width << "; ++v)\n"
-           << "      " << total << "_all = "
-           << (reduce.getKind() == ReduceKind::max ? "sluice_max_combine("
-                                                   : "sluice_sum_combine(")
-           << total << "_all, " << total << "[v]);\n";
-        total += "_all";
-      }
-      if (isCuda())
-        total = std::string("sluice_block_reduce<") +
-                (reduce.getKind() == ReduceKind::max ? "true" : "false") +
-                ", " + std::to_string(threadsPerBlock) + ">(" + total + ", " +
-                (s.reduction == ReductionStrategy::Block ? "sluice_scratch"
-                                                         : "nullptr") +
-                ")";
-      os << "    const float " << name << " = "
-         << rounded(total, reduce.getResult().getType()) << ";\n";
-    }
-  }
   // Outer-only results: one thread stores them.
   bool anyOuterOutput = llvm::any_of(
       group.outputs, [&](Value output) { return isOuterValue(output); });
   if (anyOuterOutput) {
     os << "    if (t == 0) {\n";
-    for (auto [index, output] : llvm::enumerate(group.outputs))
-      if (isOuterValue(output) && group.outputPacked[index])
-        os << "      sluice_store_bit(out" << index << ", "
-           << offsetIn(llvm::cast<NamedTensorType>(output.getType()), false)
-           << ", " << use(output, false) << ");\n";
-      else if (isOuterValue(output))
-        os << "      sluice_store(&out" << index << "["
-           << offsetIn(llvm::cast<NamedTensorType>(output.getType()), false)
-           << "], " << use(output, false) << ");\n";
+    emitOutputStores(/*outer=*/true, "      ");
     os << "    }\n";
   }
   os << "    (void)t;\n  }\n}\n\n";
   return success();
+}
+
+LogicalResult CoreEmitter::emitRowStage(unsigned stage) {
+  currentStage = stage;
+  // Outer-only values of this stage, computed by every thread.
+  for (Operation *op : group.ops)
+    if (opStage.lookup(op) == stage && !llvm::isa<ReduceOp>(op) &&
+        domainOf(op, s) == OpDomain::Outer)
+      if (failed(emitOp(op, false, "    ")))
+        return failure();
+  bool hasSegment = false;
+  SmallVector<ReduceOp> reduces;
+  for (Operation *op : group.ops)
+    if (opStage.lookup(op) == stage && domainOf(op, s) == OpDomain::Full) {
+      hasSegment = true;
+      if (auto reduce = llvm::dyn_cast<ReduceOp>(op))
+        reduces.push_back(reduce);
+    }
+  for (Value output : group.outputs)
+    hasSegment |= !isOuterValue(output) && valueStage.lookup(output) == stage;
+  if (!hasSegment)
+    return success();
+  emitAccumulators(reduces);
+  // Unrolled when per-thread arrays are indexed by q (so they stay in
+  // registers); otherwise one group at a time keeps register use low.
+  if (isCuda())
+    os << (kept.empty() ? "#pragma unroll 1\n" : "#pragma unroll\n");
+  os << "    for (int q = 0; q < " << groupsPerThread() << "; ++q) {\n"
+     << "      const int64_t r0 = ((int64_t)q * " << threads() << " + t) * "
+     << vectorWidth << "LL;\n"
+     << "      if (r0 < " << s.innerCount << "LL) {\n";
+  emitDecompose("r0", s.innerDims, s.innerSizes, "        ");
+  if (failed(emitGroupBody(stage, "        ")))
+    return failure();
+  os << "      }\n    }\n";
+  emitTotals(reduces);
+  return success();
+}
+
+void CoreEmitter::emitAccumulators(ArrayRef<ReduceOp> reduces) {
+  for (ReduceOp reduce : reduces) {
+    const char *identity =
+        reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f";
+    std::string acc = "acc_" + valueName(reduce.getResult());
+    if (!usesLaneAccumulators()) {
+      os << "    float " << acc << " = " << identity << ";\n";
+      continue;
+    }
+    os << "    float " << acc << "[" << vectorWidth << "];\n"
+       << "    for (int v = 0; v < " << vectorWidth << "; ++v)\n"
+       << "      " << acc << "[v] = " << identity << ";\n";
+  }
+}
+
+void CoreEmitter::emitTotals(ArrayRef<ReduceOp> reduces) {
+  for (ReduceOp reduce : reduces) {
+    std::string name = valueName(reduce.getResult());
+    std::string total = "acc_" + name;
+    bool isMax = reduce.getKind() == ReduceKind::max;
+    if (usesLaneAccumulators()) {
+      // The lanes' partials, combined in lane order.
+      os << "    float " << total << "_all = " << total << "[0];\n"
+         << "    for (int v = 1; v < " << vectorWidth << "; ++v)\n"
+         << "      " << total
+         << "_all = " << (isMax ? "sluice_max_combine(" : "sluice_sum_combine(")
+         << total << "_all, " << total << "[v]);\n";
+      total += "_all";
+    }
+    if (isCuda())
+      total = std::string("sluice_block_reduce<") + (isMax ? "true" : "false") +
+              ", " + std::to_string(s.threadsPerBlock) + ">(" + total + ", " +
+              (s.reduction == ReductionStrategy::Block ? "sluice_scratch"
+                                                       : "nullptr") +
+              ")";
+    os << "    const float " << name << " = "
+       << rounded(total, reduce.getResult().getType()) << ";\n";
+  }
 }
 
 LogicalResult mlir::sluice::emit::emitFusedKernel(const FusedGroup &group,

@@ -1,0 +1,102 @@
+//===- ColumnReduction.cpp - CPU column reductions as blocked sums --------===//
+//
+// A reduction over dims that are not contiguous in memory (a bias gradient
+// over (b, j) of [b, j, u]) on the CPU: each task takes a block of
+// consecutive columns (outer points) and streams over the rows, a SIMD loop
+// over the block's columns accumulating one partial per column, so rows are
+// read contiguously (docs/Codegen.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "CoreEmitter.h"
+
+using namespace mlir;
+using namespace mlir::sluice;
+using namespace mlir::sluice::emit;
+
+bool CoreEmitter::isColumnReduction() const {
+  if (isCuda() || !isRowBlock() || s.vectorWidth != 1 || !kept.empty() ||
+      s.outerDims.empty())
+    return false;
+  bool anyReduce = false;
+  for (Operation *op : group.ops) {
+    anyReduce |= llvm::isa<ReduceOp>(op);
+    if (domainOf(op, s) == OpDomain::Full && opStage.lookup(op) != 0)
+      return false;
+  }
+  for (auto [index, output] : llvm::enumerate(group.outputs))
+    if (!isOuterValue(output) && valueStage.lookup(output) != 0)
+      return false;
+  return anyReduce;
+}
+
+LogicalResult CoreEmitter::emitColumnBlocks() {
+  // Columns per task: a divisor of the outer extent, at least 32 when it
+  // can be (GCC's loop vectorizer then sees a loop, not 16 unrolled
+  // copies), at most 256 so the partials stay in L1.
+  int64_t columns = 1;
+  for (int64_t candidate : {256, 128, 64, 32, 16, 8, 4, 2})
+    if (s.outerCount % candidate == 0) {
+      columns = candidate;
+      break;
+    }
+  auto emitOuterOps = [&](bool afterReduce, StringRef indent) {
+    for (Operation *op : group.ops)
+      if (!llvm::isa<ReduceOp>(op) && domainOf(op, s) == OpDomain::Outer &&
+          (opStage.lookup(op) > 0) == afterReduce)
+        if (failed(emitOp(op, false, indent)))
+          return failure();
+    return success();
+  };
+  SmallVector<ReduceOp> reduces;
+  for (Operation *op : group.ops)
+    if (auto reduce = llvm::dyn_cast<ReduceOp>(op))
+      reduces.push_back(reduce);
+  os << "#ifdef _OPENMP\n#pragma omp parallel for\n#endif\n"
+     << "  for (int64_t cb = 0; cb < " << s.outerCount / columns
+     << "LL; ++cb) {\n";
+  for (ReduceOp reduce : reduces)
+    os << "    float acc_" << valueName(reduce.getResult()) << "[" << columns
+       << "];\n"
+       << "    for (int c = 0; c < " << columns << "; ++c)\n"
+       << "      acc_" << valueName(reduce.getResult()) << "[c] = "
+       << (reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f") << ";\n";
+  os << "    for (int64_t r0 = 0; r0 < " << s.innerCount << "LL; ++r0) {\n";
+  emitDecompose("r0", s.innerDims, s.innerSizes, "      ");
+  os << "      #pragma omp simd\n"
+     << "      for (int c = 0; c < " << columns << "; ++c) {\n"
+     << "        const int64_t o = cb * " << columns << "LL + c;\n";
+  emitDecompose("o", s.outerDims, s.outerSizes, "        ");
+  if (failed(emitOuterOps(false, "        ")))
+    return failure();
+  for (Operation *op : group.ops) {
+    if (domainOf(op, s) != OpDomain::Full)
+      continue;
+    if (auto reduce = llvm::dyn_cast<ReduceOp>(op)) {
+      std::string acc = "acc_" + valueName(reduce.getResult()) + "[c]";
+      os << "        " << acc << " = "
+         << (reduce.getKind() == ReduceKind::max ? "sluice_max_combine("
+                                                 : "sluice_sum_combine(")
+         << acc << ", " << use(reduce.getInput(), false) << ");\n";
+    } else if (failed(emitOp(op, false, "        "))) {
+      return failure();
+    }
+  }
+  emitOutputStores(/*outer=*/false, "        ");
+  os << "      }\n    }\n";
+  // Per column: the totals, what depends on them, the outer outputs.
+  os << "    for (int c = 0; c < " << columns << "; ++c) {\n"
+     << "      const int64_t o = cb * " << columns << "LL + c;\n";
+  emitDecompose("o", s.outerDims, s.outerSizes, "      ");
+  for (ReduceOp reduce : reduces)
+    os << "      const float " << valueName(reduce.getResult()) << " = "
+       << rounded("acc_" + valueName(reduce.getResult()) + "[c]",
+                  reduce.getResult().getType())
+       << ";\n";
+  if (failed(emitOuterOps(false, "      ")) ||
+      failed(emitOuterOps(true, "      ")))
+    return failure();
+  emitOutputStores(/*outer=*/true, "      ");
+  os << "    }\n  }\n}\n\n";
+  return success();
+}

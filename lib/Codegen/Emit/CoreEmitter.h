@@ -1,0 +1,203 @@
+//===- CoreEmitter.h - writes one fused kernel's source ---------*- C++ -*-===//
+//
+// The class behind emitFusedKernel (FusedKernel.cpp, the file comment there
+// describes the stages and both targets' loops); the CPU's blocked column
+// reductions are in ColumnReduction.cpp. Internal to lib/Codegen/Emit.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SLUICE_CODEGEN_EMIT_COREEMITTER_H
+#define SLUICE_CODEGEN_EMIT_COREEMITTER_H
+
+#include "EmitInternal.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <set>
+#include <string>
+
+namespace mlir::sluice::emit {
+
+/// Writes one group's kernel.
+class CoreEmitter {
+public:
+  CoreEmitter(const FusedGroup &group, EmitTarget target, llvm::raw_ostream &os)
+      : group(group), s(group.schedule), target(target), os(os),
+        vectorWidth(target == EmitTarget::Cuda
+                        ? group.schedule.vectorWidth
+                        : cpuVectorWidth(group.schedule)) {}
+  LogicalResult emit();
+  /// The stage of every member op (after the reductions it needs), the
+  /// stage each value is available in, and the values kept in per-thread
+  /// arrays across stages.
+  void assignStages();
+
+private:
+  bool isCuda() const { return target == EmitTarget::Cuda; }
+  bool isRowBlock() const { return s.mode == ScheduleMode::RowBlock; }
+  /// The points one `v` loop covers: the schedule's (16 bytes) on CUDA;
+  /// on the CPU 128 points when the schedule vectorizes and the innermost
+  /// extent allows, else 32, 16 or 8: GCC fully unrolls constant loops of
+  /// up to 16 iterations before its loop vectorizer runs (then only its
+  /// block vectorizer sees them, which gives up on a Philox draw), so 128
+  /// keeps both the `#pragma omp simd` loop over the points and the one
+  /// over their 32 four-wide dropout draws loops.
+  static int64_t cpuVectorWidth(const KernelSchedule &schedule) {
+    if (schedule.vectorWidth <= 1 || schedule.innerSizes.empty())
+      return schedule.vectorWidth;
+    for (int64_t width : {128, 32, 16, 8})
+      if (schedule.innerSizes.back() % width == 0)
+        return width;
+    return schedule.vectorWidth;
+  }
+  /// Per-lane partial results of the reductions on the CPU: the `v` loop
+  /// is a SIMD loop, so each lane accumulates its own and the lanes
+  /// combine after the row.
+  bool usesLaneAccumulators() const { return !isCuda(); }
+  /// Threads of the inner extent on this target (the CPU runs one).
+  int64_t threads() const { return isCuda() ? s.threadsPerBlock : 1; }
+  /// Vector groups a thread covers.
+  int64_t groupsPerThread() const {
+    int64_t groups = (s.innerCount + vectorWidth - 1) / vectorWidth;
+    return (groups + threads() - 1) / threads();
+  }
+  bool isOuterValue(Value value) const {
+    Operation *op = value.getDefiningOp();
+    if (!op || !memberIndex.count(op))
+      return false;
+    return llvm::isa<ReduceOp>(op) || domainOf(op, s) == OpDomain::Outer;
+  }
+  /// The index variable of dim `name` (inside the vector loop, the
+  /// innermost dim advances with `v`).
+  std::string indexOf(StringRef name, bool inVectorLoop) const {
+    std::string var = "i_" + identifier(name);
+    if (inVectorLoop && !s.innerDims.empty() && s.innerDims.back() == name &&
+        vectorWidth > 1)
+      return "(" + var + " + v)";
+    return var;
+  }
+  /// The element offset of the point in `type`'s layout.
+  std::string offsetIn(NamedTensorType type, bool inVectorLoop) const;
+  /// The dropout element index of the point in `type`
+  /// (dialects/sluice/DropoutOrder.h).
+  std::string canonicalIndex(NamedTensorType type, bool inVectorLoop) const;
+  /// True if `mask` is drawn four elements per Philox call in a vector
+  /// group: its innermost dim is the vector dim, and both the vector width
+  /// and that dim's size divide by 4 (so a group starts a Philox block).
+  bool drawsFourWide(RandomMaskOp mask) const;
+  /// Before a vector group's loop: the keep bits of the stage's four-wide
+  /// masks, one sluice_dropout_keep4 per four elements.
+  void emitFourWideDraws(unsigned stage, StringRef indent);
+  /// The mask's integer keep threshold as a C literal (Philox.h).
+  static std::string threshold(RandomMaskOp mask);
+  /// The template arguments of sluice_load_vec / sluice_store_vec: the
+  /// width, and on CUDA the kernel's Aligned variant parameter.
+  std::string vectorArguments() const {
+    return std::to_string(vectorWidth) + (isCuda() ? ", Aligned" : "");
+  }
+  /// CUDA: records `name` (in3, out0) as accessed 16 bytes at a time when
+  /// the vector group of `value`'s element type is 16 bytes.
+  void noteWideAccess(Value value, const std::string &name) {
+    auto type = llvm::cast<NamedTensorType>(value.getType());
+    if (isCuda() && s.vectorWidth * type.getElementByteWidth() == 16)
+      wideAccesses.insert(name);
+  }
+
+public:
+  /// The parameters accessed 16 bytes at a time (for the header comment
+  /// the static checks read).
+  llvm::SetVector<std::string, SmallVector<std::string>, std::set<std::string>>
+      wideAccesses;
+
+private:
+  /// Statements computing `op` (not a reduce) into its value's variable.
+  LogicalResult emitOp(Operation *op, bool inVectorLoop, StringRef indent);
+  /// The f32 expression of `value` where it is used.
+  std::string use(Value value, bool inVectorLoop) const;
+  /// `value` seen through relayouts (which change bytes, not values).
+  Value resolve(Value value) const {
+    while (Operation *op = value.getDefiningOp()) {
+      if (!memberIndex.count(op) || !llvm::isa<RelayoutOp>(op))
+        break;
+      value = op->getOperand(0);
+    }
+    return value;
+  }
+  /// f32 `expr` rounded to `type`'s element type (as the interpreter
+  /// stores every tensor).
+  static std::string rounded(const std::string &expr, Type type) {
+    Type element = llvm::cast<NamedTensorType>(type).getElementType();
+    if (element.isF16())
+      return "sluice_round_f16(" + expr + ")";
+    if (element.isBF16())
+      return "sluice_round_bf16(" + expr + ")";
+    return expr;
+  }
+  bool isMember(Operation *op) const { return op && memberIndex.count(op); }
+  void emitDecompose(StringRef linear, ArrayRef<std::string> dims,
+                     ArrayRef<int64_t> sizes, StringRef indent);
+  /// The per-point body of stage `stage` for one vector group.
+  LogicalResult emitGroupBody(unsigned stage, StringRef indent);
+  /// CPU: a reduction over dims that are not contiguous in memory (a bias
+  /// gradient over (b, j) of [b, j, u]) where every full-domain op runs in
+  /// stage 0. Then columns are blocked instead: see emitColumnBlocks.
+  bool isColumnReduction() const;
+  /// CPU column reductions as blocked partial sums: each task takes a block
+  /// of consecutive outer points (columns) and streams over the rows
+  /// (inner points), a SIMD loop over the block's columns accumulating one
+  /// partial per column, so rows are read contiguously.
+  LogicalResult emitColumnBlocks();
+  /// Stores of the outputs of the outer dims (`outer`) or of the whole
+  /// domain, each at its offset (no vector loop).
+  void emitOutputStores(bool outer, StringRef indent);
+  /// The kernel's signature up to its opening brace: inputs, outputs, the
+  /// dropout seed (CUDA: the Aligned variant and __restrict__).
+  void emitSignature();
+  /// Element-wise schedules: every thread takes `vectorWidth` contiguous
+  /// points per step.
+  LogicalResult emitElementwise();
+  /// Row blocks: one outer point at a time, the inner extent over threads,
+  /// stage after stage.
+  LogicalResult emitRowBlocks();
+  /// One stage of a row block: its outer-only values, then (if the stage
+  /// has full-domain work) its loop over the thread's vector groups and the
+  /// totals of the reductions it feeds.
+  LogicalResult emitRowStage(unsigned stage);
+  /// The accumulators of `reduces` (per lane on the CPU).
+  void emitAccumulators(ArrayRef<ReduceOp> reduces);
+  /// The totals of `reduces`: lanes combined in order, then across the
+  /// block's threads on CUDA; rounded to the result's type.
+  void emitTotals(ArrayRef<ReduceOp> reduces);
+  std::string valueName(Value value) const {
+    return "v" + std::to_string(valueIds.lookup(value));
+  }
+  std::string inputName(unsigned index) const {
+    return "in" + std::to_string(index);
+  }
+
+  const FusedGroup &group;
+  const KernelSchedule &s;
+  EmitTarget target;
+  llvm::raw_ostream &os;
+  llvm::DenseMap<Operation *, unsigned> memberIndex;
+  llvm::DenseMap<Value, unsigned> valueIds;
+  llvm::DenseMap<Value, unsigned> inputIndex;
+  /// The stage a value is available in / an op runs in.
+  llvm::DenseMap<Value, unsigned> valueStage;
+  llvm::DenseMap<Operation *, unsigned> opStage;
+  /// Full-domain values a later stage reads.
+  llvm::SetVector<Value> kept;
+  /// Inputs loaded 16 bytes at a time in the current group body.
+  llvm::DenseSet<Value> vectorLoaded;
+  unsigned maxStage = 0;
+  /// The stage whose group body is being written.
+  unsigned currentStage = 0;
+  /// Points per `v` loop (see cpuVectorWidth).
+  int64_t vectorWidth;
+};
+
+} // namespace mlir::sluice::emit
+
+#endif // SLUICE_CODEGEN_EMIT_COREEMITTER_H
