@@ -89,6 +89,11 @@ struct PipelineCommandLineOptions
       llvm::cl::desc("Choose layouts from the cost model "
                      "(--sluice-select-layouts)"),
       llvm::cl::init(true)};
+  Option<std::string> layoutTarget{
+      *this, "layout-target",
+      llvm::cl::desc("The target the layout selection prices on (a built-in "
+                     "name or a target .json file; default: the module's)"),
+      llvm::cl::init("")};
 };
 } // namespace
 
@@ -104,6 +109,7 @@ void mlir::sluice::registerSluicePipelines() {
         options.maskPolicy = cli.maskPolicy;
         options.streaming = cli.streaming;
         options.selectLayouts = cli.selectLayouts;
+        options.layoutTarget = cli.layoutTarget;
         buildSluicePipeline(pm, options);
       });
 }

@@ -151,7 +151,8 @@ static cl::opt<MaskPolicy, false, EnumOptionParser<MaskPolicy>> maskPolicy(
     cl::sub(cl::SubCommand::getTopLevel()), cl::cat(sluicecCategory));
 static cl::opt<std::string> targetOption(
     "target",
-    cl::desc("The GPU the cost model predicts for: a built-in target (v100, "
+    cl::desc("The GPU the cost model predicts for and the layout selection "
+             "prices on: a built-in target (v100, "
              "a100, h100, h200) or a target .json file (default: from the "
              "spec's \"target\": sm_80 -> a100, sm_90 -> h100; "
              "docs/Targets.md)"),
@@ -403,6 +404,14 @@ static LogicalResult compileToDirectory() {
   pipelineOptions.maskPolicy = maskPolicy;
   pipelineOptions.streaming = streamingSwitch == Switch::On;
   pipelineOptions.selectLayouts = selectLayoutsSwitch == Switch::On;
+  // The selection prices on the report's target; a bad --target is reported
+  // before anything is compiled.
+  if (!targetOption.empty()) {
+    llvm::Expected<GpuTarget> target = resolveTarget(targetOption);
+    if (!target)
+      return fail(target.takeError());
+    pipelineOptions.layoutTarget = targetOption;
+  }
   FailureOr<Compilation> compilation =
       compile(context, inputPath, pipelineOptions);
   if (failed(compilation))
