@@ -1,5 +1,6 @@
 //===- JsonReport.cpp - report.json ---------------------------------------===//
 
+#include "LayoutPolicyReport.h"
 #include "PredictionReport.h"
 
 #include "sluice/Report/Report.h"
@@ -144,6 +145,8 @@ std::string mlir::sluice::renderJsonReport(const ModuleCounts &counts,
   report["totals"] = std::move(totals);
   if (context.prediction)
     report["prediction"] = predictionToJson(*context.prediction);
+  if (!context.layoutPolicies.empty())
+    report["layout_policies"] = layoutPoliciesToJson(context.layoutPolicies);
   if (const MemoryPlan *plan = context.memoryPlan) {
     json arena = json::array();
     for (const ArenaBuffer &buffer : plan->buffers)

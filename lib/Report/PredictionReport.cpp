@@ -12,8 +12,7 @@
 using namespace mlir::sluice;
 using json = nlohmann::ordered_json;
 
-/// Microseconds rounded to 0.01 (what the reports print).
-static double roundedMicroseconds(double seconds) {
+double mlir::sluice::roundedMicroseconds(double seconds) {
   return std::round(seconds * 1e8) / 100;
 }
 

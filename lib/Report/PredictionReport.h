@@ -21,6 +21,9 @@ namespace mlir::sluice {
 /// fraction_of_peak, measured, factors, signature, layout).
 nlohmann::ordered_json predictionToJson(const ModulePrediction &prediction);
 
+/// Microseconds rounded to 0.01 (what the reports print).
+double roundedMicroseconds(double seconds);
+
 /// report.md's "Predicted time" section.
 std::string renderPredictionMarkdown(const ModulePrediction &prediction);
 

@@ -1,5 +1,6 @@
 //===- TextReport.cpp - report.md and the summary table -------------------===//
 
+#include "LayoutPolicyReport.h"
 #include "PredictionReport.h"
 
 #include "sluice/Report/Report.h"
@@ -244,5 +245,7 @@ std::string mlir::sluice::renderMarkdownReport(const ModuleCounts &counts,
     os << "\n" << describeMemoryPlan(*context.memoryPlan) << "\n";
   if (context.prediction)
     os << renderPredictionMarkdown(*context.prediction);
+  if (!context.layoutPolicies.empty())
+    os << renderLayoutPoliciesMarkdown(context.layoutPolicies);
   return text;
 }

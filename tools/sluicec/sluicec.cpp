@@ -21,6 +21,7 @@
 #include "sluice/Driver/OutputFiles.h"
 #include "sluice/Driver/Pictures.h"
 #include "sluice/Pipeline/Pipeline.h"
+#include "sluice/Report/LayoutPolicies.h"
 #include "sluice/Report/Report.h"
 #include "sluice/Support/CommandLine.h"
 
@@ -310,6 +311,53 @@ static LogicalResult collectReportInputs(const Compilation &compilation,
   return success();
 }
 
+/// The predicted times of `counts` on the report's target (the model only,
+/// so that every layout policy is priced alike), when there is one.
+static FailureOr<std::optional<ModulePrediction>>
+predictPolicy(const ModuleCounts &counts, const ReportInputs &inputs) {
+  if (!inputs.target)
+    return std::optional<ModulePrediction>();
+  FailureOr<ModulePrediction> predicted =
+      predictModule(counts, *inputs.target, /*profile=*/nullptr);
+  if (failed(predicted))
+    return failure();
+  return std::optional<ModulePrediction>(std::move(*predicted));
+}
+
+/// The layer under both layout policies (docs/Layout.md): the compiled one
+/// and the other (selection off when it was on, on when it was off),
+/// compiled again for its counts only.
+static LogicalResult compareLayoutPolicies(MLIRContext &context,
+                                           PipelineOptions options,
+                                           const Compilation &compiled,
+                                           ReportInputs &inputs) {
+  bool selected = options.selectLayouts;
+  options.selectLayouts = !selected;
+  FailureOr<Compilation> other = compile(context, inputPath, options);
+  if (failed(other))
+    return failure();
+  const ModuleCounts &selectedCounts =
+      selected ? compiled.counts : other->counts;
+  const ModuleCounts &builderCounts =
+      selected ? other->counts : compiled.counts;
+  FailureOr<std::optional<ModulePrediction>> selectedTime =
+      predictPolicy(selectedCounts, inputs);
+  FailureOr<std::optional<ModulePrediction>> builderTime =
+      predictPolicy(builderCounts, inputs);
+  if (failed(selectedTime) || failed(builderTime))
+    return failure();
+  auto pointer = [](const std::optional<ModulePrediction> &prediction) {
+    return prediction ? &*prediction : nullptr;
+  };
+  inputs.context.layoutPolicies = {
+      summarizeLayoutPolicy("selected", "layouts selected from the cost model",
+                            selected, selectedCounts, pointer(*selectedTime)),
+      summarizeLayoutPolicy("builder",
+                            "the builder's layouts (`--select-layouts=off`)",
+                            !selected, builderCounts, pointer(*builderTime))};
+  return success();
+}
+
 /// --graph: the kernel graph and the roofline.
 static llvm::Expected<std::vector<OutputFile>>
 renderPicturesOf(const Compilation &compilation, const ReportContext &context) {
@@ -424,7 +472,9 @@ static LogicalResult compileToDirectory() {
     return printEmittedSource(*compilation);
 
   ReportInputs inputs;
-  if (failed(collectReportInputs(*compilation, inputs)))
+  if (failed(collectReportInputs(*compilation, inputs)) ||
+      failed(compareLayoutPolicies(context, pipelineOptions, *compilation,
+                                   inputs)))
     return failure();
   llvm::Expected<std::vector<OutputFile>> files =
       collectOutputFiles(*compilation, inputs.context);

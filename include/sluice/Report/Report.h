@@ -13,6 +13,7 @@
 #include "sluice/Analysis/ModuleCost.h"
 #include "sluice/Analysis/Target.h"
 #include "sluice/Codegen/MemoryPlan.h"
+#include "sluice/Report/LayoutPolicies.h"
 #include "sluice/Spec/LayerSpec.h"
 
 #include <optional>
@@ -39,6 +40,8 @@ struct ReportContext {
   bool pictures = false;
   /// The cost model's predicted kernel times on `target`, when made.
   const ModulePrediction *prediction = nullptr;
+  /// The layer under each layout policy (LayoutPolicies.h), when compared.
+  std::vector<LayoutPolicySummary> layoutPolicies;
 };
 
 /// report.json: {name, input, spec?, ops: [...], totals: {...}}.
