@@ -41,16 +41,36 @@ def Exec_ArgOp : Exec_Op<"arg", [Pure]> {
 }
 
 def Exec_ArenaOp : Exec_Op<"arena", [Pure]> {
-  let summary = "a view of the arena at a byte offset from the memory plan";
+  let summary = "a view of the scratch region at a byte offset";
+  let description = [{
+    The scratch region holds what one entry point uses and leaves dead: the
+    memory plan's scratch buffers (at their offsets), then the product of a
+    GEMM that nothing stores and, on CUDA, the cuBLASLt workspace. Contexts
+    that never run at the same time may share one scratch region
+    (`sluice_create_shared`, docs/Codegen.md).
+
+    ```mlir
+    %t = sluice_exec.arena 256   // (ctx->scratch + 256ULL)
+    ```
+  }];
   let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$offset);
   let results = (outs Exec_PtrType:$ptr);
   let assemblyFormat = "$offset attr-dict";
 }
 
-def Exec_ScratchOp : Exec_Op<"scratch", [Pure]> {
-  let summary = "the context's scratch buffer (a GEMM's C that nothing stores)";
+def Exec_SavedOp : Exec_Op<"saved", [Pure]> {
+  let summary = "a view of the saved region at a byte offset from the memory plan";
+  let description = [{
+    A tensor the forward keeps for its backward. Every context has a saved
+    region of its own, so it holds one forward's tensors until its backward.
+
+    ```mlir
+    %s = sluice_exec.saved 0     // (ctx->saved + 0ULL)
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$offset);
   let results = (outs Exec_PtrType:$ptr);
-  let assemblyFormat = "attr-dict";
+  let assemblyFormat = "$offset attr-dict";
 }
 
 def Exec_GemmOp : Exec_Op<"gemm"> {

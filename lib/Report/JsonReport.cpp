@@ -36,8 +36,8 @@ static json specToJson(const mlir::sluice::LayerSpec &spec) {
   object["norm_type"] = mlir::sluice::stringifyNormType(spec.normType).str();
   object["causal"] = spec.causal;
   object["bias"] = spec.bias;
-  object["rope"] = spec.ropeTheta > 0 ? json{{"theta", spec.ropeTheta}}
-                                      : json(nullptr);
+  object["rope"] =
+      spec.ropeTheta > 0 ? json{{"theta", spec.ropeTheta}} : json(nullptr);
   int64_t kvHeads = spec.dims.kvHeads > 0 ? spec.dims.kvHeads : spec.dims.heads;
   object["dims"] = {{"batch", spec.dims.batch}, {"seq", spec.dims.seq},
                     {"heads", spec.dims.heads}, {"head_dim", spec.dims.headDim},
@@ -69,15 +69,14 @@ static json targetToJson(const GpuTarget &target) {
   object["l2_bytes"] = target.l2Bytes;
   object["dram_bandwidth_gb_per_s"] = target.dramBytesPerSecond / 1e9;
   object["launch_overhead_us"] = target.launchOverheadSeconds * 1e6;
-  object["peak_tflops"] = {
-      {"tensor",
-       {{"f16", peakToJson(target.tensorFlops.f16)},
-        {"bf16", peakToJson(target.tensorFlops.bf16)},
-        {"tf32", peakToJson(target.tensorFlops.f32)}}},
-      {"vector",
-       {{"f16", peakToJson(target.vectorFlops.f16)},
-        {"bf16", peakToJson(target.vectorFlops.bf16)},
-        {"f32", peakToJson(target.vectorFlops.f32)}}}};
+  object["peak_tflops"] = {{"tensor",
+                            {{"f16", peakToJson(target.tensorFlops.f16)},
+                             {"bf16", peakToJson(target.tensorFlops.bf16)},
+                             {"tf32", peakToJson(target.tensorFlops.f32)}}},
+                           {"vector",
+                            {{"f16", peakToJson(target.vectorFlops.f16)},
+                             {"bf16", peakToJson(target.vectorFlops.bf16)},
+                             {"f32", peakToJson(target.vectorFlops.f32)}}}};
   return object;
 }
 
@@ -139,6 +138,8 @@ std::string mlir::sluice::renderJsonReport(const ModuleCounts &counts,
   totals["by_phase"] = std::move(byPhase);
   if (const MemoryPlan *plan = context.memoryPlan) {
     totals["peak_bytes"] = plan->peakBytes;
+    totals["saved_bytes"] = plan->savedBytes;
+    totals["scratch_bytes"] = plan->scratchBytes;
     totals["arena_bytes_without_reuse"] = plan->bytesWithoutReuse;
     totals["arena_lower_bound_bytes"] = plan->maxLiveBytes;
   }
@@ -152,6 +153,7 @@ std::string mlir::sluice::renderJsonReport(const ModuleCounts &counts,
     for (const ArenaBuffer &buffer : plan->buffers)
       arena.push_back({{"name", buffer.name},
                        {"graph", buffer.graph},
+                       {"region", buffer.saved ? "saved" : "scratch"},
                        {"offset", buffer.offset},
                        {"bytes", buffer.bytes},
                        {"first_step", buffer.firstStep},

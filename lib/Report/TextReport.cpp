@@ -26,10 +26,12 @@ std::string mlir::sluice::describeMemoryPlan(const MemoryPlan &plan) {
   unsigned numSaved = llvm::count_if(
       plan.buffers, [](const ArenaBuffer &buffer) { return buffer.saved; });
   return "arena: " + formatWithSeparators(plan.peakBytes) +
-         " bytes peak (" + formatWithSeparators(plan.bytesWithoutReuse) +
-         " without reuse, " + formatWithSeparators(plan.maxLiveBytes) +
-         " live at most), " + std::to_string(plan.buffers.size()) +
-         " buffers, " + std::to_string(numSaved) + " saved";
+         " bytes peak (saved " + formatWithSeparators(plan.savedBytes) +
+         " + scratch " + formatWithSeparators(plan.scratchBytes) + "; " +
+         formatWithSeparators(plan.bytesWithoutReuse) + " without reuse, " +
+         formatWithSeparators(plan.maxLiveBytes) + " live at most), " +
+         std::to_string(plan.buffers.size()) + " buffers, " +
+         std::to_string(numSaved) + " saved";
 }
 
 std::string mlir::sluice::describeSpec(const LayerSpec &spec) {
@@ -86,8 +88,7 @@ mlir::sluice::describeDataMovement(const ModuleCounts &counts) {
     line("backward", counts.phaseTotal(Phase::backward),
          counts.baseline.phase(Phase::backward),
          counts.lowerBound.phase(Phase::backward));
-    line("total", counts.total, counts.baseline.total,
-         counts.lowerBound.total);
+    line("total", counts.total, counts.baseline.total, counts.lowerBound.total);
   }
   return lines;
 }

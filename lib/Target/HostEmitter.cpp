@@ -31,15 +31,17 @@ FailureOr<std::string> HostEmitter::pointer(Value ptr) {
       llvm::TypeSwitch<Operation *, std::optional<std::string>>(def)
           .Case([](exec::ArgOp op) { return "args->" + op.getField().str(); })
           .Case([](exec::ArenaOp op) {
-            return "(ctx->arena + " + std::to_string(op.getOffset()) + "ULL)";
+            return "(ctx->scratch + " + std::to_string(op.getOffset()) + "ULL)";
           })
-          .Case([](exec::ScratchOp) { return std::string("ctx->scratch"); })
+          .Case([](exec::SavedOp op) {
+            return "(ctx->saved + " + std::to_string(op.getOffset()) + "ULL)";
+          })
           .Default([](Operation *) { return std::nullopt; });
   if (text)
     return *text;
   if (def)
     return def->emitOpError() << "is not a sluice_exec pointer the printers "
-                                 "can address (arg, arena or scratch)";
+                                 "can address (arg, arena or saved)";
   return failure();
 }
 
@@ -80,7 +82,7 @@ LogicalResult mlir::sluice::target::printSharedOperation(HostEmitter &emitter,
                                                          Operation *op,
                                                          StringRef targetName) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case<exec::ArgOp, exec::ArenaOp, exec::ScratchOp>(
+      .Case<exec::ArgOp, exec::ArenaOp, exec::SavedOp>(
           [](Operation *) { return success(); })
       .Case([&](exec::TimerBeginOp timer) {
         emitter.body() << "SLUICE_PROFILE_BEGIN(" << timer.getPhase() << ", "

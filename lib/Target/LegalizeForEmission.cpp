@@ -41,10 +41,13 @@ LogicalResult mlir::sluice::target::legalizeForEmission(ModuleOp module) {
                                  << field << "' of the args struct",
                WalkResult::interrupt();
       arg.setField(field);
-    } else if (auto arena = llvm::dyn_cast<exec::ArenaOp>(op)) {
-      if (arena.getOffset() % kArenaAlignment)
-        return arena.emitOpError()
-                   << "offset " << arena.getOffset() << " is not a multiple of "
+    } else if (llvm::isa<exec::ArenaOp, exec::SavedOp>(op)) {
+      int64_t offset = llvm::isa<exec::ArenaOp>(op)
+                           ? llvm::cast<exec::ArenaOp>(op).getOffset()
+                           : llvm::cast<exec::SavedOp>(op).getOffset();
+      if (offset % kArenaAlignment)
+        return op->emitOpError()
+                   << "offset " << offset << " is not a multiple of "
                    << kArenaAlignment << " bytes (one vector access)",
                WalkResult::interrupt();
     } else if (auto gemm = llvm::dyn_cast<exec::GemmOp>(op)) {

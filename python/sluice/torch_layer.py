@@ -162,7 +162,8 @@ class _ModuleRunner:
         self.module = load_module(library, cuda=cuda)
         self.cuda = cuda
         self.has_backward = len(self.module.phases) > 1
-        # The saved tensors live in the context's arena until its backward.
+        # The saved tensors live in the context's saved region until its
+        # backward.
         self.reusable_state = False
         known = {"x", "y", "dy"} | set(PARAMETERS) | {
             "d_" + n for n in ("x",) + PARAMETERS}
@@ -175,8 +176,8 @@ class _ModuleRunner:
 
     def _stream(self, device):
         if not self.cuda:
-            return 0
-        return torch.cuda.current_stream(device).cuda_stream
+            return None
+        return torch.cuda.current_stream(device)
 
     def _pointers(self, phase, tensors):
         pointers = []
@@ -193,7 +194,7 @@ class _ModuleRunner:
         y = torch.empty_like(x)
         tensors = dict(zip(PARAMETERS, params))
         tensors.update(x=x, y=y)
-        context = self.module.acquire()
+        context = self.module.acquire(x.device if self.cuda else None)
         try:
             self.module.run(context, 0, self._pointers(0, tensors), seed,
                             self._stream(x.device))

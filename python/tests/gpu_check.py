@@ -8,7 +8,11 @@ build (docs/Python.md, "On a GPU machine").
                                   from DIR on cuda (or the CPU modules with
                                   --device cpu) against torch's on the same
                                   device: y and every gradient, on the
-                                  default stream and on a side stream
+                                  default stream and on a side stream; then
+                                  a 4-layer stack whose contexts share one
+                                  scratch region (a training step on each
+                                  stream) and the device memory its
+                                  contexts take, shared against unshared
 
 Prints one line per layer; exits 1 when an error exceeds its tolerance.
 """
@@ -84,6 +88,96 @@ def check(directory, device):
     return 1 if failed else 0
 
 
+def check_stack(directory, device, layers=4):
+    """A stack of `layers` f32 layers (one module, one shared scratch) against
+    torch's, one training step on the default stream, then one on a side
+    stream (the scratch's last user was the default stream: the module
+    orders the two). Prints the errors and the contexts' memory."""
+    name = "gpu_check_f32"
+    dtype, tolerance = LAYERS[name]
+    references, ours = [], []
+    for index in range(layers):
+        reference, spec = layer_and_spec(name, dtype)
+        with torch.no_grad():
+            for p in reference.parameters():
+                p.add_(0.02 * (index + 1) * torch.randn_like(p))
+        reference = reference.to(device=device)
+        references.append(reference)
+        ours.append(sluice.EncoderLayer(
+            spec, device=device, dtype=dtype,
+            parameters={n: getattr(reference_params(reference), n)
+                        for n in PARAMETERS},
+            compiled=os.path.join(directory, name)))
+    failed = False
+    for stream_name in ("default", "side"):
+        stream = (torch.cuda.Stream() if device == "cuda" and
+                  stream_name == "side" else None)
+        if stream is not None:
+            stream.wait_stream(torch.cuda.current_stream())
+        with (torch.cuda.stream(stream) if stream is not None
+              else _Nothing()):
+            errors = run_stack_once(ours, references, device)
+        if device == "cuda":
+            torch.cuda.synchronize()
+        worst = max(errors.values())
+        failed |= worst >= tolerance
+        print("stack of %d %s stream=%s: max error %.3g (tolerance %.0e) %s"
+              % (layers, device, stream_name, worst, tolerance,
+                 "ok" if worst < tolerance else "FAIL"))
+    module = ours[0]._runner(True).module
+    print("stack contexts: %d x saved %d + scratch %d = %d bytes (each with "
+          "its own scratch: %d)" % (
+              layers, module.saved_bytes, module.scratch_bytes,
+              layers * module.saved_bytes + module.scratch_bytes,
+              layers * (module.saved_bytes + module.scratch_bytes)))
+    if device == "cuda":
+        measure_contexts(module, layers)
+    return failed
+
+
+def measure_contexts(module, layers):
+    """The device memory `layers` new contexts take (cudaMemGetInfo), on the
+    shared scratch and each with its own."""
+    from sluice._module import Context
+    for shared in (True, False):
+        torch.cuda.synchronize()
+        before = torch.cuda.mem_get_info()[0]
+        contexts = [Context(module, module.scratch() if shared else None)
+                    for _ in range(layers)]
+        torch.cuda.synchronize()
+        used = before - torch.cuda.mem_get_info()[0]
+        print("measured: %d contexts %s take %d bytes of device memory" % (
+            layers, "on one shared scratch" if shared else
+            "with their own scratch", used))
+        del contexts
+
+
+def run_stack_once(ours, references, device):
+    generator = torch.Generator().manual_seed(9)
+    x = torch.randn(BATCH, SEQ, 64, generator=generator).to(device)
+    dy = torch.randn(BATCH, SEQ, 64, generator=generator).to(device)
+    for layer in ours + references:
+        layer.zero_grad()
+    xs, xt = x.clone().requires_grad_(), x.clone().requires_grad_()
+    y, yt = xs, xt
+    for layer, reference in zip(ours, references):
+        y, yt = layer(y), reference(yt)
+    (y * dy).sum().backward()
+    (yt * dy).sum().backward()
+
+    def error(got, want):
+        scale = max(float(want.abs().max()), 1e-3)
+        return float((got - want).abs().max()) / scale
+
+    errors = {"y": error(y, yt), "d_x": error(xs.grad, xt.grad)}
+    for index, (layer, reference) in enumerate(zip(ours, references)):
+        expected = torch_gradients(reference)
+        for name in ("w1", "wq", "ln1_scale", "b2"):
+            errors["%d.d_%s" % (index, name)] = error(
+                getattr(layer, name).grad, expected[name])
+    return errors
+
+
 class _Nothing:
     def __enter__(self):
         return self
@@ -137,7 +231,9 @@ def main():
     if args.prepare:
         prepare(args.directory)
         return 0
-    return check(args.directory, args.device)
+    failed = check(args.directory, args.device)
+    failed |= check_stack(args.directory, args.device)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

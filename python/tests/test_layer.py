@@ -134,8 +134,27 @@ class Stack(unittest.TestCase):
         self.assertEqual(len(modules), 1)
         x = torch.randn(2, 5, 16)
         xs, xt = x.clone().requires_grad_(), x.clone().requires_grad_()
+        module = stack[0]._runner(True).module
+        created = module.contexts_created
         y, yt = stack(xs), encoder(xt)
         self.assertLess(relative_error(y, yt), 5e-5)
+        # In flight: each layer's context holds its saved region; the four
+        # share one scratch region.
+        self.assertEqual(module.abi_version, 2)
+        self.assertGreater(module.saved_bytes, 0)
+        self.assertGreater(module.scratch_bytes, 0)
+        memory = module.memory()
+        self.assertGreaterEqual(memory["contexts"], max(created, 4))
+        self.assertEqual(memory["scratch_bytes"], module.scratch_bytes)
+        self.assertEqual(memory["total_bytes"],
+                         memory["contexts"] * module.saved_bytes +
+                         module.scratch_bytes)
+        shared = 4 * module.saved_bytes + module.scratch_bytes
+        unshared = 4 * (module.saved_bytes + module.scratch_bytes)
+        print("4-layer stack: contexts %d x saved %d + scratch %d = %d bytes "
+              "(unshared %d)" % (4, module.saved_bytes, module.scratch_bytes,
+                                 shared, unshared))
+        self.assertLess(shared, unshared)
         dy = torch.randn_like(y)
         (y * dy).sum().backward()
         (yt * dy).sum().backward()
@@ -146,10 +165,12 @@ class Stack(unittest.TestCase):
                 with self.subTest(layer=index, gradient=name):
                     self.assertLess(gradient_error(
                         name, getattr(ours, name).grad, expected), 5e-5)
-        # Training: one context (arena) per layer in flight, given back
-        # after its backward; inference reuses a free one.
-        module = stack[0]._runner(True).module
-        self.assertGreaterEqual(len(module._free), 4)
+        # Training: one context per layer in flight, given back after its
+        # backward, all on the module's one scratch; inference reuses a
+        # free one.
+        free = module._free["cpu"]
+        self.assertGreaterEqual(len(free), 4)
+        self.assertTrue(all(c.scratch is module.scratch() for c in free))
         created = module.contexts_created
         with torch.no_grad():
             stack(x)

@@ -47,8 +47,12 @@
 // CUDA: for (int64_t g = (int64_t)blockIdx.x * 256 + threadIdx.x; g < 240LL; g += (int64_t)gridDim.x * 256)
 // The bias-gradient result of d_w1 runs as a generated reduction over (b, j).
 // CUDA-LABEL: sluice_kernel_3_d_w1_bgrad(
-// CUDA-LABEL: extern "C" int sluice_fused_create(
-// CUDA: cudaMalloc((void **)&ctx->workspace, 33554432ULL);
+// The scratch region: the plan's buffers, then the cuBLASLt workspace.
+// CUDA-LABEL: static int sluice_fused_init(
+// CUDA: return sluice_fail(ctx, SLUICE_ERROR_ARGUMENT, "%s: the scratch buffer has %llu bytes; this module needs [[#SCRATCH:]] (sluice_scratch_bytes)"
+// CUDA: e = cudaMalloc((void **)&ctx->scratch, [[#SCRATCH]]ULL);
+// CUDA: ctx->workspace = ctx->scratch + [[#SCRATCH-33554432]]ULL;
+// CUDA-NEXT: ctx->workspace_bytes = 33554432ULL;
 // CUDA: cublasLtMatmulDescCreate(&ctx->lt_desc_0, CUBLAS_COMPUTE_32F, CUDA_R_32F)
 // CUDA: cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_GELU_BIAS;
 // CUDA-LABEL: extern "C" int sluice_fused_forward(
@@ -62,6 +66,9 @@
 // CUDA: sluice_kernel_3_d_w1_bgrad<<<16, 32, 0, stream>>>((const float *)(args->dy), (float *)(args->db), args->seed);
 // CUDA-LABEL: extern "C" int sluice_num_phases(void) { return 1; }
 // CUDA: {"y", 0, 3, sluice_dims_0_6, 1},
+// CUDA: extern "C" int sluice_abi_version(void) { return SLUICE_ABI_VERSION; }
+// CUDA-NEXT: extern "C" uint64_t sluice_saved_bytes(void) { return 0ULL; }
+// CUDA-NEXT: extern "C" uint64_t sluice_scratch_bytes(void) { return [[#SCRATCH]]ULL; }
 
 // The CPU: OpenMP over the outer points, the inner extent as one loop of
 // SIMD groups (8 points: the largest of 32, 16, 8 dividing i = 40), each

@@ -41,5 +41,7 @@
 // TRAIN: sluice_exec.launch @sluice_kernel_0_k4 schedule <mode = elementwise, reduction = none, grid = 1, threads = 128, {{.*}}> () -> (%[[MASK:[0-9]+]]) {clear_bytes = array<i64: 16>, input_types = [], label = "kernel 'k4' (fused: attn_dropout.mask)", output_types = [i1]}
 // TRAIN: sluice_exec.launch @sluice_kernel_1_k5 schedule <mode = row_block, {{.*}}grid = 20, threads = 32, {{.*}}> (%{{.*}}, %[[MASK]]) -> ({{.*}}) {clear_bytes = array<i64: 0, 0>, input_types = [f32, i1]
 // TRAIN-LABEL: sluice_exec.entry @sluice_post_relu_f32_train_dropout_backward {
+// The saved tensors are read from the saved region, at the forward's offsets.
+// TRAIN: sluice_exec.saved
 // TRAIN: sluice_exec.arena
 // TRAIN: sluice_exec.launch @sluice_kernel_{{[0-9]+}}_k19 schedule <{{.*}}> () -> (%{{.*}}) {clear_bytes = array<i64: 16>, {{.*}}label = "kernel 'k19' (fused: attn_dropout.mask.recompute)", output_types = [i1]}

@@ -48,3 +48,10 @@ sluice_exec.entry @misaligned {
   // expected-error @+1 {{offset 100 is not a multiple of 16 bytes (one vector access)}}
   %a = sluice_exec.arena 100
 }
+
+// -----
+
+sluice_exec.entry @misaligned_saved {
+  // expected-error @+1 {{offset 264 is not a multiple of 16 bytes (one vector access)}}
+  %a = sluice_exec.saved 264
+}

@@ -8,19 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sluice/Codegen/LoadedModule.h"
-#include "sluice/Driver/CompileModule.h"
+#include "CompiledCpuLayer.h"
+
 #include "sluice/Driver/Run.h"
 #include "sluice/Driver/RunCompiled.h"
-#include "sluice/Pipeline/Pipeline.h"
-
-#include "mlir/IR/MLIRContext.h"
-#include "llvm/ADT/SmallString.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/raw_ostream.h"
-
-#include <gtest/gtest.h>
 
 #include <thread>
 
@@ -56,49 +47,15 @@ std::vector<NamedArray> makeInputs(const RunSignature &signature,
   return inputs;
 }
 
-class ConcurrentModule : public ::testing::Test {
+class ConcurrentModule : public CompiledCpuLayer {
 protected:
   void SetUp() override {
-    DialectRegistry registry;
-    registerSluiceDialects(registry);
-    context.appendDialectRegistry(registry);
-    context.loadAllAvailableDialects();
-    ASSERT_FALSE(
-        llvm::sys::fs::createUniqueDirectory("sluice-concurrent-test", dir));
-    llvm::SmallString<256> spec(dir);
-    llvm::sys::path::append(spec, "concurrent.json");
-    {
-      std::error_code code;
-      llvm::raw_fd_ostream os(spec, code);
-      ASSERT_FALSE(code) << code.message();
-      os << kSpec;
-    }
-    FailureOr<Compilation> compiled = compile(context, spec, PipelineOptions());
-    ASSERT_TRUE(succeeded(compiled));
-    compilation = std::move(*compiled);
-    llvm::Expected<std::string> built =
-        buildCpuLibrary(*compilation.module, "concurrent", dir);
-    ASSERT_TRUE(!!built) << llvm::toString(built.takeError());
-    library = *built;
+    ASSERT_NO_FATAL_FAILURE(compileSpec(kSpec, "concurrent"));
   }
-  void TearDown() override { llvm::sys::fs::remove_directories(dir); }
-
-  std::unique_ptr<LoadedModule> load() {
-    llvm::Expected<std::unique_ptr<LoadedModule>> loaded =
-        LoadedModule::load(library, ModuleKind::Cpu);
-    EXPECT_TRUE(!!loaded) << llvm::toString(loaded.takeError());
-    return loaded ? std::move(*loaded) : nullptr;
-  }
-
-  MLIRContext context;
-  Compilation compilation;
-  llvm::SmallString<128> dir;
-  std::string library;
 };
 
 TEST_F(ConcurrentModule, TwoContextsOnTwoThreadsMatchSequentialRuns) {
-  llvm::Expected<RunSignature> signature =
-      getRunSignature(*compilation.module);
+  llvm::Expected<RunSignature> signature = getRunSignature(*compilation.module);
   ASSERT_TRUE(!!signature) << llvm::toString(signature.takeError());
   const std::vector<NamedArray> inputs[2] = {makeInputs(*signature, 0),
                                              makeInputs(*signature, 1)};

@@ -57,7 +57,7 @@ protected:
 
   /// The invariants every plan meets, checked pair by pair and use by use.
   static void expectValid(const MemoryPlan &plan) {
-    uint64_t sum = 0, end = 0;
+    uint64_t sum = 0, savedEnd = 0, scratchEnd = 0;
     for (const ArenaBuffer &buffer : plan.buffers) {
       EXPECT_EQ(buffer.offset % plan.alignment, 0u) << buffer.name;
       EXPECT_EQ(buffer.alignedBytes % plan.alignment, 0u) << buffer.name;
@@ -67,18 +67,21 @@ protected:
       EXPECT_LE(buffer.firstStep, buffer.lastStep) << buffer.name;
       EXPECT_LT(buffer.lastStep, plan.steps.size()) << buffer.name;
       sum += buffer.alignedBytes;
+      uint64_t &end = buffer.saved ? savedEnd : scratchEnd;
       end = std::max(end, buffer.offset + buffer.alignedBytes);
       for (Value value : buffer.values)
         EXPECT_EQ(plan.lookup(value), &buffer) << buffer.name;
     }
     EXPECT_EQ(plan.bytesWithoutReuse, sum);
-    EXPECT_EQ(plan.peakBytes, end);
+    EXPECT_EQ(plan.savedBytes, savedEnd);
+    EXPECT_EQ(plan.scratchBytes, scratchEnd);
+    EXPECT_EQ(plan.peakBytes, savedEnd + scratchEnd);
     EXPECT_LE(plan.maxLiveBytes, plan.peakBytes);
     EXPECT_LE(plan.peakBytes, plan.bytesWithoutReuse);
     for (size_t i = 0; i < plan.buffers.size(); ++i)
       for (size_t j = i + 1; j < plan.buffers.size(); ++j) {
         const ArenaBuffer &a = plan.buffers[i], &b = plan.buffers[j];
-        if (!a.livesWith(b))
+        if (!a.livesWith(b) || a.saved != b.saved)
           continue;
         bool disjoint = a.offset + a.alignedBytes <= b.offset ||
                         b.offset + b.alignedBytes <= a.offset;
@@ -304,13 +307,17 @@ TEST_F(MemoryPlanTest, SavedTensorsLiveAcrossTheBoundary) {
   // The steps run the forward before the backward.
   EXPECT_LT(stepOf(*plan, "g_forward", "out"),
             stepOf(*plan, "g_backward", "u"));
-  // t dies in the forward, so u or v may reuse its bytes, never saved.h's.
+  // t dies in the forward, so u or v may reuse its bytes in the scratch
+  // region; saved.h has the saved region.
   const ArenaBuffer *t = find(*plan, "t"), *u = find(*plan, "u");
   ASSERT_TRUE(t && u);
   EXPECT_FALSE(t->saved);
+  EXPECT_FALSE(u->saved);
   EXPECT_EQ(u->graph, "g_backward");
   EXPECT_EQ(u->offset, t->offset);
-  EXPECT_NE(u->offset, saved->offset);
+  EXPECT_EQ(saved->offset, 0u);
+  EXPECT_EQ(plan->savedBytes, saved->alignedBytes);
+  EXPECT_EQ(plan->scratchBytes, 2 * saved->alignedBytes);
   EXPECT_EQ(plan->peakBytes, 3 * saved->alignedBytes);
 }
 
@@ -339,7 +346,9 @@ TEST_F(MemoryPlanTest, UnreadSavedTensorLivesUntilTheBackward) {
   const ArenaBuffer *saved = find(*plan, "saved.h"), *t = find(*plan, "t");
   ASSERT_TRUE(saved && t);
   EXPECT_EQ(saved->lastStep, stepOf(*plan, "g_forward", "out"));
-  EXPECT_NE(saved->offset, t->offset);
+  EXPECT_TRUE(saved->saved);
+  EXPECT_FALSE(t->saved);
+  EXPECT_EQ(plan->savedBytes, saved->alignedBytes);
 }
 
 // Two layers in one module: each backward reads the saved tensor of its own

@@ -46,15 +46,18 @@ struct ModuleTensor {
 /// cuBLAS), a CPU lib<name>_cpu.so, or either.
 enum class ModuleKind { Any, Cpu, Cuda };
 
-/// An opened module with one context (arena, library handles) of its own.
+/// An opened module with one context (saved and scratch regions, library
+/// handles) of its own, or one whose scratch region is shared
+/// (useSharedScratch).
 ///
 /// Threading: a context (one LoadedModule) runs one phase at a time; it must
-/// not be used from two threads, or on two CUDA streams, at once (the arena
-/// holding the intermediates and the saved tensors, the cuBLAS handles and
-/// the last-error text are the context's). Distinct LoadedModules of the same
-/// library have distinct contexts and may run concurrently from different
-/// threads (CPU) or on different streams (CUDA); the module has no other
-/// mutable state except the text of a failed sluice_create.
+/// not be used from two threads, or on two CUDA streams, at once (its
+/// regions, the cuBLAS handles and the last-error text are the context's).
+/// Distinct LoadedModules of the same library have distinct contexts and may
+/// run concurrently from different threads (CPU) or on different streams
+/// (CUDA), unless they share a scratch region: those must run one at a time.
+/// The module has no other mutable state except the text of a failed
+/// sluice_create.
 class LoadedModule {
 public:
   /// Opens `path`, resolves the generic entry points, reads every phase's
@@ -84,12 +87,30 @@ public:
   llvm::Error run(unsigned phase, llvm::ArrayRef<void *> tensors, uint64_t seed,
                   void *stream = nullptr);
 
+  /// sluice_abi_version(): 1 for a module from before it existed (one arena
+  /// per context, no shared scratch).
+  int getAbiVersion() const { return abiVersion; }
+  /// sluice_saved_bytes() and sluice_scratch_bytes() (0 for ABI version 1).
+  uint64_t getSavedBytes() const { return savedBytes; }
+  uint64_t getScratchBytes() const { return scratchBytes; }
+
+  /// Replaces the context by one whose scratch region is `scratch`
+  /// (sluice_create_shared): `bytes` long, at least getScratchBytes(),
+  /// 256-byte aligned, device memory for a CUDA module, alive as long as
+  /// this module. LoadedModules sharing one scratch must never run at the
+  /// same time. Errors carry the module's message (too small, misaligned)
+  /// or say that an ABI version 1 module cannot share.
+  llvm::Error useSharedScratch(void *scratch, uint64_t bytes);
+
   /// The address of the exported symbol `symbol`, or null.
   void *lookup(llvm::StringRef symbol) const;
 
 private:
   LoadedModule() = default;
   struct EntryPoints;
+  /// Resolves the entry points of ABI version 2 into `entry` when `module`
+  /// exports sluice_abi_version; fails on another version or a missing one.
+  static llvm::Error resolveVersion2(LoadedModule &module, EntryPoints &entry);
 
   std::string path;
   std::string name;
@@ -97,6 +118,8 @@ private:
   void *handle = nullptr;
   void *context = nullptr;
   std::unique_ptr<EntryPoints> entry;
+  int abiVersion = 1;
+  uint64_t savedBytes = 0, scratchBytes = 0;
 };
 
 } // namespace mlir::sluice

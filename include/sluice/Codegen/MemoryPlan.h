@@ -1,8 +1,11 @@
 //===- MemoryPlan.h - one arena with lifetime-based reuse -------*- C++ -*-===//
 //
-// Where every intermediate and saved tensor of a compiled layer lives: one
-// device arena, offsets assigned so that tensors whose lifetimes do not
-// overlap share bytes. docs/MemoryPlan.md describes the rules.
+// Where every intermediate and saved tensor of a compiled layer lives: an
+// arena of two regions, the saved region (the tensors a forward keeps for
+// its backward: one per context) and the scratch region (every other
+// intermediate, dead between calls: contexts that never run at once may
+// share one). In each region, tensors whose lifetimes do not overlap share
+// bytes. docs/MemoryPlan.md describes the rules.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,7 +34,8 @@ struct ArenaBuffer {
   /// tensor, the backward graph's argument that reads it. Renames of these
   /// values are views of the same bytes and are not listed.
   SmallVector<Value> values;
-  /// Offset in the arena, a multiple of the plan's alignment.
+  /// Offset in its region (the saved region when `saved`, else the scratch
+  /// region), a multiple of the plan's alignment.
   uint64_t offset = 0;
   /// Size in bytes (bit-packed results: ceil(elements / 8)), before
   /// alignment.
@@ -40,7 +44,8 @@ struct ArenaBuffer {
   uint64_t alignedBytes = 0;
   /// Lifetime, as positions in the plan's step order (inclusive).
   unsigned firstStep = 0, lastStep = 0;
-  /// True for a tensor the forward saves for the backward.
+  /// True for a tensor the forward saves for the backward: it lives in the
+  /// saved region.
   bool saved = false;
 
   /// True if the two lifetimes share a step.
@@ -50,14 +55,19 @@ struct ArenaBuffer {
 };
 
 struct MemoryPlan {
-  /// Bytes the arena needs: the end of the highest placed buffer (a multiple
+  /// Bytes of the saved region: the end of its highest buffer (a multiple
   /// of the alignment).
+  uint64_t savedBytes = 0;
+  /// Bytes of the scratch region, likewise.
+  uint64_t scratchBytes = 0;
+  /// Bytes the arena needs, savedBytes + scratchBytes: what one context with
+  /// a scratch region of its own holds.
   uint64_t peakBytes = 0;
   /// What the arena would need without reuse: the sum of every buffer's
   /// aligned size.
   uint64_t bytesWithoutReuse = 0;
-  /// The most bytes live at any one step (aligned sizes): a lower bound on
-  /// peakBytes that any placement must meet.
+  /// The most bytes live at any one step (aligned sizes), saved and scratch
+  /// together: a lower bound on peakBytes that any placement must meet.
   uint64_t maxLiveBytes = 0;
   /// Alignment of every offset, in bytes.
   uint64_t alignment = 256;
@@ -77,7 +87,8 @@ struct MemoryPlan {
 
 /// Plans the arena for every graph in `module` (forward graphs first, then
 /// backward; saved tensors live from their producer to their last use in the
-/// backward graph). Boundary arguments and results are the caller's memory;
+/// backward graph, in the saved region; everything else in the scratch
+/// region). Boundary arguments and results are the caller's memory;
 /// renames alias their source. Fails with a diagnostic on overflow or on a
 /// result that is not a sluice tensor.
 FailureOr<MemoryPlan> planMemory(ModuleOp module);

@@ -16,6 +16,11 @@
 extern "C" {
 #endif
 
+/* The version of the C ABI below and of the modules' entry points
+ * (sluice_abi_version). 2: the saved and scratch regions are separate, and
+ * sluice_create_shared makes a context on a caller's scratch region. */
+#define SLUICE_ABI_VERSION 2
+
 /* What every entry point returns; sluice_*_last_error gives the text. */
 enum {
   SLUICE_OK = 0,

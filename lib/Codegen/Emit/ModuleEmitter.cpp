@@ -5,8 +5,9 @@
 // kernels through the shared core, gemm kernels as a sluice_exec.gemm plus
 // the core for what cuBLASLt does not fold), renames become pointer
 // aliases, and the graph's boundary maps onto the args structs of the C
-// ABI. Intermediates live in one arena at the MemoryPlan's offsets; saved
-// tensors stay there between the forward and the backward. Each exec op is
+// ABI. Intermediates live in the scratch region, saved tensors in the saved
+// region (kept between the forward and the backward), at the MemoryPlan's
+// offsets. Each exec op is
 // verified and printed by lib/Target as it is made.
 //
 //===----------------------------------------------------------------------===//
@@ -136,6 +137,14 @@ Value ModuleEmitter::local(Value pointer) {
   return execBuilder.clone(*pointer.getDefiningOp())->getResult(0);
 }
 
+Value ModuleEmitter::regionView(const ArenaBuffer &buffer) {
+  auto type = exec::PtrType::get(module.getContext());
+  Location loc = execModule->getLoc();
+  if (buffer.saved)
+    return exec::SavedOp::create(execBuilder, loc, type, buffer.offset);
+  return exec::ArenaOp::create(execBuilder, loc, type, buffer.offset);
+}
+
 FailureOr<Value> ModuleEmitter::addressOf(Value value, Operation *user) {
   if (auto it = pointers.find(value); it != pointers.end()) {
     Value pointer = local(it->second);
@@ -143,9 +152,7 @@ FailureOr<Value> ModuleEmitter::addressOf(Value value, Operation *user) {
     return pointer;
   }
   if (const ArenaBuffer *buffer = plan->lookup(value)) {
-    Value pointer = exec::ArenaOp::create(
-        execBuilder, execModule->getLoc(),
-        exec::PtrType::get(module.getContext()), buffer->offset);
+    Value pointer = regionView(*buffer);
     pointers[value] = pointer;
     return pointer;
   }
@@ -402,10 +409,11 @@ LogicalResult ModuleEmitter::lowerGemm(KernelOp kernel) {
       cAddress = epilogueOutputAddresses.front();
       inPlace = true;
     } else {
-      cAddress =
-          exec::ScratchOp::create(execBuilder, execModule->getLoc(),
-                                  exec::PtrType::get(module.getContext()));
-      scratchBytes = std::max(scratchBytes, *cType.getNumBytes());
+      // After the memory plan's scratch buffers (scratchLayout()).
+      cAddress = exec::ArenaOp::create(execBuilder, execModule->getLoc(),
+                                       exec::PtrType::get(module.getContext()),
+                                       plan->scratchBytes);
+      gemmProductBytes = std::max(gemmProductBytes, *cType.getNumBytes());
     }
   }
 
@@ -490,9 +498,7 @@ LogicalResult ModuleEmitter::lowerPhase(GraphOp graph, bool isBackward) {
         Value pointer = local(it->second);
         pointers[arg] = pointer;
       } else if (buffer)
-        pointers[arg] = exec::ArenaOp::create(
-            execBuilder, execModule->getLoc(),
-            exec::PtrType::get(module.getContext()), buffer->offset);
+        pointers[arg] = regionView(*buffer);
       else
         return graph.emitOpError()
                << "saved tensor '" << argName << "' has no arena buffer";

@@ -82,6 +82,8 @@ private:
   /// The sluice_exec pointer of a top-level value (an arena view is made
   /// on first use), or failure with a diagnostic.
   FailureOr<Value> addressOf(Value value, Operation *user);
+  /// A view of `buffer` in its region (saved or scratch).
+  Value regionView(const ArenaBuffer &buffer);
   /// The C expression of addressOf(value, user).
   FailureOr<std::string> pointerOf(Value value, Operation *user);
   /// `pointer`, or a copy of its op in the entry being built when it was
@@ -99,8 +101,17 @@ private:
   std::string source(StringRef phases) const;
   /// Includes, the context struct, sluice_fail and the kernels.
   void printPrelude(llvm::raw_ostream &os) const;
-  /// destroy, create and last_error.
+  /// destroy, create, create_shared and last_error.
   void printLifecycle(llvm::raw_ostream &os) const;
+  void printDestroy(llvm::raw_ostream &os) const;
+  /// sluice_<N>_init, which both create functions call.
+  void printCreate(llvm::raw_ostream &os) const;
+  /// Allocates region `field` of `bytes` into the context (nothing for 0),
+  /// each line indented by `indent`.
+  void printAllocation(llvm::raw_ostream &os, StringRef field, uint64_t bytes,
+                       StringRef indent) const;
+  /// The region sizes and create / create_shared in the header.
+  void printHeaderLifecycle(llvm::raw_ostream &os) const;
   /// sluice_module_name ... sluice_run, and sluice_profile.
   void printGenericEntryPoints(llvm::raw_ostream &os) const;
   /// Events (CUDA) or times (CPU) per phase in the context.
@@ -132,7 +143,14 @@ private:
   /// Per phase, the description of every top-level kernel in launch order
   /// (the rows of sluice_profile).
   std::vector<std::string> profiledKernels[2];
-  uint64_t scratchBytes = 0;
+  /// The largest GEMM product nothing stores: it goes to the scratch
+  /// region after the memory plan's buffers.
+  uint64_t gemmProductBytes = 0;
+  /// Where things are in the scratch region (scratchLayout()).
+  struct ScratchLayout {
+    uint64_t workspaceOffset = 0, workspaceBytes = 0, totalBytes = 0;
+  };
+  ScratchLayout scratchLayout() const;
   /// True once a streaming kernel was lowered: the source includes the
   /// runtime's streaming header and the directory gets it.
   bool usesStreaming = false;

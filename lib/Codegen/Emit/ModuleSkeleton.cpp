@@ -11,6 +11,7 @@
 #include "ModuleEmitter.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::sluice;
@@ -57,6 +58,46 @@ std::string ModuleEmitter::fieldsOf(ArrayRef<Field> fields,
   return text;
 }
 
+ModuleEmitter::ScratchLayout ModuleEmitter::scratchLayout() const {
+  // The plan's scratch buffers, the GEMM product nothing stores (at
+  // plan->scratchBytes), then the cuBLASLt workspace.
+  ScratchLayout layout;
+  uint64_t end =
+      plan->scratchBytes + llvm::alignTo(gemmProductBytes, plan->alignment);
+  if (isCuda()) {
+    layout.workspaceOffset = end;
+    layout.workspaceBytes = uint64_t(32) << 20;
+    end += layout.workspaceBytes;
+  }
+  layout.totalBytes = end;
+  return layout;
+}
+
+void ModuleEmitter::printHeaderLifecycle(llvm::raw_ostream &os) const {
+  std::string upper = StringRef(name).upper();
+  std::string ctxType = "sluice_" + name + "_context";
+  os << "/* The saved region (each context's own: the tensors a forward keeps "
+        "for its\n   backward) and the scratch region (what one call uses and "
+        "leaves dead). */\n"
+     << "#define SLUICE_" << upper << "_SAVED_BYTES " << plan->savedBytes
+     << "ULL\n"
+     << "#define SLUICE_" << upper << "_SCRATCH_BYTES "
+     << scratchLayout().totalBytes << "ULL\n"
+     << "/* A context with a saved and a scratch region of its own, and the "
+        "library handles.\n   On failure *ctx is NULL or a context whose "
+        "last_error says why (destroy it). */\n"
+     << "int sluice_" << name << "_create(" << ctxType << " **ctx);\n"
+     << "/* A context whose scratch region is the caller's `scratch`: at least "
+        "SLUICE_"
+     << upper
+     << "_SCRATCH_BYTES\n   bytes, 256-byte aligned (device memory for CUDA), "
+        "alive until the context is\n   destroyed. Contexts sharing one "
+        "scratch must never run at the same time: one\n   thread at a time "
+        "(CPU), one CUDA stream or streams ordered by events. */\n"
+     << "int sluice_" << name << "_create_shared(" << ctxType
+     << " **ctx, void *scratch,\n    uint64_t scratch_bytes);\n";
+}
+
 std::string ModuleEmitter::header() const {
   std::string guard =
       "SLUICE_MODULE_" + StringRef(name).upper() + (isCuda() ? "_H" : "_CPU_H");
@@ -70,12 +111,9 @@ std::string ModuleEmitter::header() const {
   os << "#include <stdint.h>\n#include \"sluice_runtime.h\"\n\n"
      << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
      << "typedef struct sluice_" << name << "_context sluice_" << name
-     << "_context;\n"
-     << "/* Allocates the arena and library handles. On failure *ctx is NULL "
-        "or a context whose last_error says why (destroy it). */\n"
-     << "int sluice_" << name << "_create(sluice_" << name
-     << "_context **ctx);\n"
-     << "void sluice_" << name << "_destroy(sluice_" << name
+     << "_context;\n";
+  printHeaderLifecycle(os);
+  os << "void sluice_" << name << "_destroy(sluice_" << name
      << "_context *ctx);\n"
      << "const char *sluice_" << name << "_last_error(const sluice_" << name
      << "_context *ctx);\n\n"
@@ -87,7 +125,7 @@ std::string ModuleEmitter::header() const {
      << "_forward_args *args, sluice_stream_t stream);\n";
   if (backward)
     os << "\n/* One forward, then its backward, per context: the saved "
-          "tensors stay in the context's arena between them. */\n"
+          "tensors stay in the context's saved region between them. */\n"
        << "typedef struct {\n"
        << fieldsOf(backwardFields, true) << "  uint64_t seed;\n} sluice_"
        << name << "_backward_args;\n"
@@ -99,7 +137,12 @@ std::string ModuleEmitter::header() const {
      << "int sluice_num_phases(void);\n"
      << "int sluice_num_tensors(int phase);\n"
      << "const sluice_tensor_info *sluice_tensor(int phase, int index);\n"
+     << "int sluice_abi_version(void); /* SLUICE_ABI_VERSION */\n"
+     << "uint64_t sluice_saved_bytes(void);\n"
+     << "uint64_t sluice_scratch_bytes(void);\n"
      << "int sluice_create(void **ctx);\n"
+     << "int sluice_create_shared(void **ctx, void *scratch, uint64_t "
+        "scratch_bytes);\n"
      << "void sluice_destroy(void *ctx);\n"
      << "const char *sluice_last_error(const void *ctx);\n"
      << "int sluice_run(void *ctx, int phase, void *const *tensors, uint64_t "
@@ -143,7 +186,8 @@ void ModuleEmitter::printPrelude(llvm::raw_ostream &os) const {
                     : "#include \"sluice_stream_cpu.h\"\n");
   os << "#include <stdarg.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
         "#include <string.h>\n\n";
-  os << "struct " << ctxType << " {\n  char *arena;\n  char *scratch;\n";
+  os << "struct " << ctxType
+     << " {\n  char *saved;\n  char *scratch;\n  int scratch_owned;\n";
   if (isCuda())
     os << "  cublasHandle_t blas;\n  cublasLtHandle_t lt;\n"
           "  void *workspace;\n  size_t workspace_bytes;\n"
@@ -163,48 +207,103 @@ void ModuleEmitter::printPrelude(llvm::raw_ostream &os) const {
   os << kernelText;
 }
 
-void ModuleEmitter::printLifecycle(llvm::raw_ostream &os) const {
+void ModuleEmitter::printDestroy(llvm::raw_ostream &os) const {
   std::string ctxType = "sluice_" + name + "_context";
-  size_t slots = profileSlots();
-  uint64_t arenaBytes = plan->peakBytes;
-  // create / destroy / last_error.
   os << "extern \"C\" void sluice_" << name << "_destroy(" << ctxType
      << " *ctx) {\n  if (!ctx)\n    return;\n";
   if (isCuda())
     os << printer.destroyText()
-       << "  for (int p = 0; p < 2; ++p)\n    for (int i = 0; i < " << 2 * slots
+       << "  for (int p = 0; p < 2; ++p)\n    for (int i = 0; i < "
+       << 2 * profileSlots()
        << "; ++i)\n      if (ctx->events[p][i]) "
           "cudaEventDestroy(ctx->events[p][i]);\n"
        << "  if (ctx->lt) cublasLtDestroy(ctx->lt);\n"
           "  if (ctx->blas) cublasDestroy(ctx->blas);\n"
-          "  cudaFree(ctx->workspace);\n  cudaFree(ctx->scratch);\n"
-          "  cudaFree(ctx->arena);\n";
+          "  if (ctx->scratch_owned) cudaFree(ctx->scratch);\n"
+          "  cudaFree(ctx->saved);\n";
   else
-    os << "  free(ctx->scratch);\n  free(ctx->arena);\n";
+    os << "  if (ctx->scratch_owned) free(ctx->scratch);\n"
+          "  free(ctx->saved);\n";
   os << "  free(ctx);\n}\n\n";
-  os << "extern \"C\" int sluice_" << name << "_create(" << ctxType
-     << " **out) {\n  const char *phase = \"sluice_" << name
-     << "_create\";\n  if (!out)\n    return SLUICE_ERROR_ARGUMENT;\n"
+}
+
+void ModuleEmitter::printAllocation(llvm::raw_ostream &os, StringRef field,
+                                    uint64_t bytes, StringRef indent) const {
+  if (!bytes)
+    return;
+  std::string text;
+  llvm::raw_string_ostream ts(text);
+  if (isCuda()) {
+    ts << "e = cudaMalloc((void **)&ctx->" << field << ", " << bytes
+       << "ULL);\nif (e != cudaSuccess)\n  return sluice_fail(ctx, "
+          "SLUICE_ERROR_ALLOC, \"%s: cudaMalloc of the "
+       << field << " region (" << bytes << " bytes): %s\", phase, "
+       << "cudaGetErrorString(e));\n";
+  } else {
+    uint64_t rounded = llvm::alignTo(bytes, 256);
+    ts << "ctx->" << field << " = (char *)aligned_alloc(256, " << rounded
+       << "ULL);\nif (!ctx->" << field
+       << ")\n  return sluice_fail(ctx, SLUICE_ERROR_ALLOC, \"%s: cannot "
+          "allocate the "
+       << field << " region (" << rounded << " bytes)\", phase);\n";
+  }
+  SmallVector<StringRef> lines;
+  StringRef(text).split(lines, '\n', -1, /*KeepEmpty=*/false);
+  for (StringRef line : lines)
+    os << indent << line << "\n";
+}
+
+/// The checks of a caller's scratch buffer in sluice_<N>_create_shared.
+static void printScratchChecks(llvm::raw_ostream &os, uint64_t bytes) {
+  if (!bytes) {
+    os << "    ctx->scratch = (char *)scratch; /* none needed */\n";
+    return;
+  }
+  os << "    if (!scratch)\n      return sluice_fail(ctx, "
+        "SLUICE_ERROR_ARGUMENT, \"%s: "
+        "scratch is NULL; this module needs "
+     << bytes << " bytes of scratch\", phase);\n"
+     << "    if (scratch_bytes < " << bytes
+     << "ULL)\n      return sluice_fail(ctx, SLUICE_ERROR_ARGUMENT, \"%s: "
+        "the scratch buffer has %llu bytes; this module needs "
+     << bytes
+     << " (sluice_scratch_bytes)\", phase, (unsigned long long)"
+        "scratch_bytes);\n"
+     << "    if ((uintptr_t)scratch % 256)\n      return sluice_fail(ctx, "
+        "SLUICE_ERROR_ARGUMENT, \"%s: the scratch buffer %p is not 256-byte "
+        "aligned\", phase, scratch);\n"
+     << "    ctx->scratch = (char *)scratch;\n";
+}
+
+void ModuleEmitter::printCreate(llvm::raw_ostream &os) const {
+  std::string ctxType = "sluice_" + name + "_context";
+  ScratchLayout scratch = scratchLayout();
+  // One body for both: `shared` says whose the scratch region is.
+  os << "static int sluice_" << name << "_init(" << ctxType
+     << " **out, void *scratch, uint64_t scratch_bytes, int shared) {\n"
+     << "  const char *phase = shared ? \"sluice_" << name
+     << "_create_shared\" : \"sluice_" << name << "_create\";\n"
+     << "  if (!out)\n    return SLUICE_ERROR_ARGUMENT;\n"
      << "  " << ctxType << " *ctx = (" << ctxType << " *)calloc(1, sizeof("
      << ctxType << "));\n  *out = ctx;\n"
      << "  if (!ctx) {\n    snprintf(sluice_create_error, "
         "sizeof(sluice_create_error), \"%s: cannot allocate the context\", "
         "phase);\n    return SLUICE_ERROR_ALLOC;\n  }\n";
-  if (isCuda()) {
+  if (isCuda())
     os << "  cudaError_t e;\n";
-    auto alloc = [&](StringRef field, uint64_t bytes) {
-      if (!bytes)
-        return;
-      os << "  e = cudaMalloc((void **)&ctx->" << field << ", " << bytes
-         << "ULL);\n  if (e != cudaSuccess)\n    return sluice_fail(ctx, "
-            "SLUICE_ERROR_ALLOC, \"%s: cudaMalloc of the "
-         << field << " (" << bytes << " bytes): %s\", phase, "
-         << "cudaGetErrorString(e));\n";
-    };
-    alloc("arena", arenaBytes);
-    alloc("scratch", scratchBytes);
-    os << "  ctx->workspace_bytes = 32u << 20;\n";
-    alloc("workspace", 32u << 20);
+  os << "  if (shared) {\n";
+  printScratchChecks(os, scratch.totalBytes);
+  if (scratch.totalBytes) {
+    os << "  } else {\n";
+    printAllocation(os, "scratch", scratch.totalBytes, "    ");
+    os << "    ctx->scratch_owned = 1;\n";
+  }
+  os << "  }\n";
+  printAllocation(os, "saved", plan->savedBytes, "  ");
+  if (isCuda()) {
+    os << "  ctx->workspace = ctx->scratch + " << scratch.workspaceOffset
+       << "ULL;\n  ctx->workspace_bytes = " << scratch.workspaceBytes
+       << "ULL;\n";
     // cuBLAS GEMMs never reduce split-K partial sums in f16/bf16.
     os << "  SLUICE_CHECK_CUBLAS(cublasCreate(&ctx->blas), "
           "\"cublasCreate\");\n"
@@ -215,29 +314,29 @@ void ModuleEmitter::printLifecycle(llvm::raw_ostream &os) const {
           "  SLUICE_CHECK_CUBLAS(cublasLtCreate(&ctx->lt), "
           "\"cublasLtCreate\");\n"
        << printer.createText()
-       << "  for (int p = 0; p < 2; ++p)\n    for (int i = 0; i < " << 2 * slots
+       << "  for (int p = 0; p < 2; ++p)\n    for (int i = 0; i < "
+       << 2 * profileSlots()
        << "; ++i) {\n      e = cudaEventCreate(&ctx->events[p][i]);\n"
           "      if (e != cudaSuccess)\n        return sluice_fail(ctx, "
           "SLUICE_ERROR_CUDA, \"%s: cudaEventCreate: %s\", phase, "
           "cudaGetErrorString(e));\n    }\n";
-  } else {
-    auto alloc = [&](StringRef field, uint64_t bytes) {
-      if (!bytes)
-        return;
-      uint64_t rounded = (bytes + 255) / 256 * 256;
-      os << "  ctx->" << field << " = (char *)aligned_alloc(256, " << rounded
-         << "ULL);\n  if (!ctx->" << field
-         << ")\n    return sluice_fail(ctx, SLUICE_ERROR_ALLOC, \"%s: cannot "
-            "allocate the "
-         << field << " (" << rounded << " bytes)\", phase);\n";
-    };
-    alloc("arena", arenaBytes);
-    alloc("scratch", scratchBytes);
   }
-  os << "  (void)phase;\n  return SLUICE_OK;\n}\n\n";
+  os << "  (void)scratch;\n  (void)scratch_bytes;\n  (void)phase;\n"
+        "  return SLUICE_OK;\n}\n\n";
+  os << "extern \"C\" int sluice_" << name << "_create(" << ctxType
+     << " **out) {\n  return sluice_" << name
+     << "_init(out, NULL, 0, 0);\n}\n\n"
+     << "extern \"C\" int sluice_" << name << "_create_shared(" << ctxType
+     << " **out, void *scratch, uint64_t scratch_bytes) {\n  return sluice_"
+     << name << "_init(out, scratch, scratch_bytes, 1);\n}\n\n";
+}
+
+void ModuleEmitter::printLifecycle(llvm::raw_ostream &os) const {
+  printDestroy(os);
+  printCreate(os);
   os << "extern \"C\" const char *sluice_" << name << "_last_error(const "
-     << ctxType
-     << " *ctx) {\n  return ctx ? ctx->error : "
+     << "sluice_" << name
+     << "_context *ctx) {\n  return ctx ? ctx->error : "
         "sluice_create_error;\n}\n\n";
 }
 
@@ -285,8 +384,18 @@ void ModuleEmitter::printGenericEntryPoints(llvm::raw_ostream &os) const {
     os << "  if (phase == 1 && index >= 0 && index < " << backwardFields.size()
        << ") return &sluice_tensors_1[index];\n";
   os << "  return NULL;\n}\n"
+     << "extern \"C\" int sluice_abi_version(void) { return "
+        "SLUICE_ABI_VERSION; }\n"
+     << "extern \"C\" uint64_t sluice_saved_bytes(void) { return "
+     << plan->savedBytes << "ULL; }\n"
+     << "extern \"C\" uint64_t sluice_scratch_bytes(void) { return "
+     << scratchLayout().totalBytes << "ULL; }\n"
      << "extern \"C\" int sluice_create(void **ctx) { return sluice_" << name
      << "_create((" << ctxType << " **)ctx); }\n"
+     << "extern \"C\" int sluice_create_shared(void **ctx, void *scratch, "
+        "uint64_t scratch_bytes) {\n  return sluice_"
+     << name << "_create_shared((" << ctxType
+     << " **)ctx, scratch, scratch_bytes);\n}\n"
      << "extern \"C\" void sluice_destroy(void *ctx) { sluice_" << name
      << "_destroy((" << ctxType << " *)ctx); }\n"
      << "extern \"C\" const char *sluice_last_error(const void *ctx) { return "

@@ -1,9 +1,11 @@
 //===- MemoryPlan.cpp - one arena with lifetime-based reuse ---------------===//
 //
 // Lifetimes are measured in steps (top-level ops: forward graphs, then
-// backward graphs); offsets come from a greedy-by-size placement: buffers in
-// decreasing size, each at the lowest aligned offset that no buffer live at
-// the same time occupies. docs/MemoryPlan.md states the rules.
+// backward graphs); saved tensors go to the saved region, the others to the
+// scratch region; offsets in each come from a greedy-by-size placement:
+// buffers in decreasing size, each at the lowest aligned offset that no
+// buffer of its region live at the same time occupies. docs/MemoryPlan.md
+// states the rules.
 //
 //===----------------------------------------------------------------------===//
 
@@ -104,8 +106,9 @@ private:
   }
 
   /// Boundary arguments and boundary results are the caller's; a forward
-  /// result marked `sluice.saved` that its backward graph reads is not a boundary
-  /// result but a saved tensor, unless its value is the caller's anyway.
+  /// result marked `sluice.saved` that its backward graph reads is not a
+  /// boundary result but a saved tensor, unless its value is the caller's
+  /// anyway.
   void findCallerMemory() {
     SmallVector<std::pair<Value, BlockArgument>> savedPairs;
     SmallVector<std::string> savedPairNames;
@@ -239,8 +242,7 @@ private:
     }
   }
 
-  /// Greedy by size: largest first (ties: earlier first), each at the lowest
-  /// aligned offset free of every already placed buffer it lives with.
+  /// The totals, then each region by placeRegion.
   LogicalResult place() {
     uint64_t total = 0;
     for (const ArenaBuffer &buffer : plan.buffers)
@@ -263,8 +265,24 @@ private:
       plan.maxLiveBytes = std::max(plan.maxLiveBytes, live);
     }
 
-    std::vector<unsigned> order(plan.buffers.size());
-    std::iota(order.begin(), order.end(), 0);
+    if (failed(placeRegion(/*saved=*/true, plan.savedBytes)) ||
+        failed(placeRegion(/*saved=*/false, plan.scratchBytes)))
+      return failure();
+    if (addOverflows(plan.savedBytes, plan.scratchBytes, plan.peakBytes))
+      return module.emitError()
+             << "the memory plan's regions need more than 2^64 bytes";
+    return success();
+  }
+
+  /// Greedy by size over the buffers of one region (`saved` or scratch):
+  /// largest first (ties: earlier first), each at the lowest aligned offset
+  /// free of every already placed buffer of the region it lives with.
+  /// `size` becomes the region's end.
+  LogicalResult placeRegion(bool saved, uint64_t &size) {
+    std::vector<unsigned> order;
+    for (unsigned index = 0; index < plan.buffers.size(); ++index)
+      if (plan.buffers[index].saved == saved)
+        order.push_back(index);
     std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) {
       const ArenaBuffer &x = plan.buffers[a], &y = plan.buffers[b];
       if (x.alignedBytes != y.alignedBytes)
@@ -296,7 +314,7 @@ private:
                << "' in the arena overflows 64 bits (offset " << candidate
                << ", " << buffer.alignedBytes << " bytes)";
       buffer.offset = candidate;
-      plan.peakBytes = std::max(plan.peakBytes, end);
+      size = std::max(size, end);
       placed.push_back(index);
     }
     return success();

@@ -24,6 +24,11 @@ struct mlir::sluice::LoadedModule::EntryPoints {
   void (*destroy)(void *);
   const char *(*lastError)(const void *);
   int (*run)(void *, int, void *const *, uint64_t, void *);
+  /// ABI version 2 (null in older modules).
+  int (*abiVersion)() = nullptr;
+  uint64_t (*savedBytes)() = nullptr;
+  uint64_t (*scratchBytes)() = nullptr;
+  int (*createShared)(void **, void *, uint64_t) = nullptr;
 };
 
 static Error makeError(const Twine &message) {
@@ -89,6 +94,31 @@ static Error wrongKind(StringRef path, ModuleKind found, ModuleKind expected) {
                    ", but this run needs " + describeKind(expected));
 }
 
+Error LoadedModule::resolveVersion2(LoadedModule &module,
+                                    EntryPoints &entry) {
+  entry.abiVersion =
+      reinterpret_cast<int (*)()>(module.lookup("sluice_abi_version"));
+  if (!entry.abiVersion)
+    return Error::success();
+  int version = entry.abiVersion();
+  if (version != SLUICE_ABI_VERSION)
+    return makeError("module '" + module.getPath() + "' has C ABI version " +
+                     Twine(version) + "; this build reads version " +
+                     Twine(SLUICE_ABI_VERSION) + " (recompile the module)");
+  entry.savedBytes =
+      reinterpret_cast<uint64_t (*)()>(module.lookup("sluice_saved_bytes"));
+  entry.scratchBytes =
+      reinterpret_cast<uint64_t (*)()>(module.lookup("sluice_scratch_bytes"));
+  entry.createShared = reinterpret_cast<int (*)(void **, void *, uint64_t)>(
+      module.lookup("sluice_create_shared"));
+  if (!entry.savedBytes || !entry.scratchBytes || !entry.createShared)
+    return makeError("module '" + module.getPath() +
+                     "' has C ABI version 2 but not all of its entry points "
+                     "(sluice_saved_bytes, sluice_scratch_bytes, "
+                     "sluice_create_shared)");
+  return Error::success();
+}
+
 Expected<std::unique_ptr<LoadedModule>>
 LoadedModule::load(StringRef path, ModuleKind expected) {
   std::unique_ptr<LoadedModule> module(new LoadedModule());
@@ -138,6 +168,8 @@ LoadedModule::load(StringRef path, ModuleKind expected) {
   if (Error error = resolve(entry->lastError, "sluice_last_error"))
     return std::move(error);
   if (Error error = resolve(entry->run, "sluice_run"))
+    return std::move(error);
+  if (Error error = resolveVersion2(*module, *entry))
     return std::move(error);
   module->entry = std::move(entry);
   EntryPoints &abi = *module->entry;
@@ -190,7 +222,32 @@ LoadedModule::load(StringRef path, ModuleKind expected) {
                      statusName(status) + ": " + detail);
   }
   module->context = context;
+  if (abi.abiVersion) {
+    module->abiVersion = abi.abiVersion();
+    module->savedBytes = abi.savedBytes();
+    module->scratchBytes = abi.scratchBytes();
+  }
   return std::move(module);
+}
+
+Error LoadedModule::useSharedScratch(void *scratch, uint64_t bytes) {
+  if (!entry->createShared)
+    return makeError("module '" + path +
+                     "' has C ABI version 1: its contexts cannot share a "
+                     "scratch region (recompile it)");
+  void *shared = nullptr;
+  int status = entry->createShared(&shared, scratch, bytes);
+  if (status != 0 || !shared) {
+    std::string detail =
+        shared ? entry->lastError(shared) : std::string("no context");
+    if (shared)
+      entry->destroy(shared);
+    return makeError("module '" + path + "': sluice_create_shared failed with " +
+                     statusName(status) + ": " + detail);
+  }
+  entry->destroy(context);
+  context = shared;
+  return Error::success();
 }
 
 LoadedModule::~LoadedModule() {

@@ -1,7 +1,9 @@
 """Checks the memory plan in a report.json (docs/MemoryPlan.md) without
-trusting the compiler: offsets aligned, no two buffers that live at the same
-step share a byte, peak = the highest end, the no-reuse figure = the sum of
-the aligned sizes, lower bound <= peak <= no-reuse. Prints a summary."""
+trusting the compiler: offsets aligned, saved buffers in the saved region and
+the others in the scratch region, no two buffers of a region that live at the
+same step share a byte, each region's size = its highest end, peak = their
+sum, the no-reuse figure = the sum of the aligned sizes, lower bound <= peak
+<= no-reuse. Prints a summary."""
 import json
 import sys
 
@@ -19,13 +21,20 @@ for b in arena:
     assert b["offset"] % ALIGN == 0, b
     assert b["bytes"] > 0, b
     assert b["first_step"] <= b["last_step"], b
+for b in arena:
+    assert b["region"] == ("saved" if b["saved"] else "scratch"), b
 for i, a in enumerate(arena):
     for b in arena[i + 1:]:
-        if a["first_step"] <= b["last_step"] and b["first_step"] <= a["last_step"]:
+        if a["region"] == b["region"] and a["first_step"] <= b["last_step"] and b["first_step"] <= a["last_step"]:
             disjoint = (a["offset"] + aligned(a["bytes"]) <= b["offset"] or
                         b["offset"] + aligned(b["bytes"]) <= a["offset"])
             assert disjoint, (a, b)
-peak = max((b["offset"] + aligned(b["bytes"]) for b in arena), default=0)
+regions = {}
+for region in ("saved", "scratch"):
+    regions[region] = max((b["offset"] + aligned(b["bytes"]) for b in arena
+                           if b["region"] == region), default=0)
+    assert totals[region + "_bytes"] == regions[region], (region, totals)
+peak = regions["saved"] + regions["scratch"]
 assert totals["peak_bytes"] == peak, (totals["peak_bytes"], peak)
 total = sum(aligned(b["bytes"]) for b in arena)
 assert totals["arena_bytes_without_reuse"] == total
