@@ -12,9 +12,10 @@ torch is needed only for EncoderLayer (imported on first use).
 from ._compile import (CompiledSpec, SluiceError, compile_spec, find_sluicec,
                        report)
 from ._module import Module, load_module
+from . import memory
 
 __all__ = ["CompiledSpec", "SluiceError", "compile_spec", "find_sluicec",
-           "report", "Module", "load_module", "EncoderLayer",
+           "report", "Module", "load_module", "memory", "EncoderLayer",
            "from_torch_encoder", "spec_from_torch"]
 __version__ = "0.1.0"
 

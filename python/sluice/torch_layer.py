@@ -280,8 +280,8 @@ class _LayerFunction(torch.autograd.Function):
         if ctx.state is None:
             raise SluiceError(
                 "a Sluice layer runs one backward per forward (its saved "
-                "tensors live in the module's arena); do not call backward "
-                "twice through it (retain_graph)")
+                "tensors live in its context's saved region); do not call "
+                "backward twice through it (retain_graph)")
         x, y, *params = ctx.saved_tensors
         state = ctx.state
         if not ctx.runner.reusable_state:

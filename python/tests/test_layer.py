@@ -155,6 +155,17 @@ class Stack(unittest.TestCase):
               "(unshared %d)" % (4, module.saved_bytes, module.scratch_bytes,
                                  shared, unshared))
         self.assertLess(shared, unshared)
+        # sluice.memory reads the same sizes from the emitted module.
+        spec = dict(stack[0].spec, training=True)
+        layout = sluice.memory.module_layout(spec, backend="cpp")
+        self.assertEqual((layout["saved_bytes"], layout["scratch_bytes"]),
+                         (module.saved_bytes, module.scratch_bytes))
+        step = sluice.memory.training_step_memory(spec, 4, backend="cpp")
+        self.assertEqual(step["contexts_shared"], shared)
+        self.assertEqual(step["contexts_unshared"], unshared)
+        params = sum(p.numel() * 4 for p in stack[0].parameters())
+        self.assertEqual(step["parameters"], 4 * params)
+        self.assertEqual(step["activations"], 5 * x.numel() * 4)
         dy = torch.randn_like(y)
         (y * dy).sum().backward()
         (yt * dy).sum().backward()
