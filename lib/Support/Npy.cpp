@@ -158,8 +158,7 @@ llvm::Expected<NpyArray> mlir::sluice::parseNpy(StringRef bytes,
   if (headerLength > kMaxNpyHeaderBytes)
     return npyError(name, "the .npy header claims " +
                               llvm::Twine(headerLength) + " bytes; at most " +
-                              llvm::Twine(kMaxNpyHeaderBytes) +
-                              " are allowed");
+                              llvm::Twine(kMaxNpyHeaderBytes) + " are allowed");
   size_t dataStart = 8 + lengthBytes + headerLength;
   if (bytes.size() < dataStart)
     return npyError(name, "truncated .npy header (it claims " +
@@ -196,8 +195,17 @@ llvm::Expected<NpyArray> mlir::sluice::parseNpy(StringRef bytes,
 
   uint64_t count = 1;
   for (int64_t size : array.shape) {
-    if (size != 0 && count > UINT64_MAX / 8 / static_cast<uint64_t>(size))
-      return npyError(name, "shape is too large");
+    if (size != 0 && count > UINT64_MAX / 8 / static_cast<uint64_t>(size)) {
+      std::string shape;
+      for (int64_t dim : array.shape)
+        shape += (shape.empty() ? "" : ", ") + std::to_string(dim);
+      return npyError(name, "shape (" + shape +
+                                ") is too large: its data would need more "
+                                "than 2^64 bytes (a .npy file may have at "
+                                "most " +
+                                std::to_string(kMaxNpyFileBytes >> 30) +
+                                " GiB)");
+    }
     count *= static_cast<uint64_t>(size);
   }
   uint64_t expected = count * itemSize, actual = bytes.size() - dataStart;
