@@ -600,10 +600,37 @@ def time_attention(args, binary, budget):
     return "%d shapes timed" % len(rows)
 
 
+# ---------------------------------------------------------------------------
+# python: the sluice package's CUDA path (python/tests/gpu_check.py)
+
+
+def step_python(args, budget):
+    """gpu_check.py on the kit's python-check layers: each layer and a
+    4-layer stack on one shared scratch region against torch, on the default
+    and a side stream, and the device memory of the stack's contexts."""
+    check = os.path.join(args.kit, "python", "tests", "gpu_check.py")
+    layers = os.path.join(args.kit, "python-check")
+    if not os.path.isdir(layers):
+        return "skipped", "no python check in this kit (a --quick kit)"
+    env = dict(os.environ, PYTHONPATH=os.path.join(args.kit, "python"))
+    code, output = execute(
+        [sys.executable, check, layers, "--device", args.python_device],
+        budget.limit(budget.left() - 2), env=env)
+    print(output, flush=True)
+    results.update(args.out, "python_check", [
+        line for line in output.splitlines()
+        if " max error " in line or line.startswith(("stack contexts",
+                                                     "measured:"))])
+    if code != 0:
+        return ("timed out" if code is None else "failed", tail(output, 400))
+    return "ok", ""
+
+
 STEPS = {"env": step_env, "correctness": step_correctness,
          "attention": step_attention,
          "sanitizer": step_sanitizer, "timing": step_timing,
-         "profile": step_profile, "torch": step_torch, "ncu": step_ncu}
+         "profile": step_profile, "torch": step_torch, "ncu": step_ncu,
+         "python": step_python}
 
 
 def main():
@@ -633,6 +660,9 @@ def main():
                         "attention (cpu: tests)")
     parser.add_argument("--copy-bytes", type=int, default=1 << 30,
                         help="size of the copy that measures the bandwidth")
+    parser.add_argument("--python-device", default="cuda",
+                        choices=("cuda", "cpu"),
+                        help="where the python step runs the layers")
     args = parser.parse_args()
     start = time.time()
     try:

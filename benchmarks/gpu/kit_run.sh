@@ -16,6 +16,8 @@
 #   timing       Sluice modules, forward and backward (module_timer)
 #   profile      per-kernel times (-DSLUICE_PROFILE modules), copy rate
 #   torch        PyTorch eager, then torch.compile, same layers
+#   python       the sluice package on CUDA (python/tests/gpu_check.py):
+#                layers and a 4-layer stack on one shared scratch vs torch
 #   ncu          the three slowest memory-bound kernels, if time is left
 # OUTDIR gets gpu-results.json, gpu-results.md and run.log (nothing else).
 # Without a GPU it prints "skipped: no GPU ..." and exits 0.
@@ -115,6 +117,7 @@ step sanitizer 80
 step timing 40
 step profile 45
 step torch 170
+step python 60
 step ncu 60
 echo "done in $(( $(date +%s) - start ))s; results in $out/gpu-results.md" |
   tee -a "$log"

@@ -110,9 +110,9 @@ def log(message):
     print("prepare: %s" % message, flush=True)
 
 
-def run(command, what, cwd=None):
+def run(command, what, cwd=None, env=None):
     """Runs `command`; raises KitError with its output's tail on failure."""
-    proc = subprocess.run(command, cwd=cwd, stdout=subprocess.PIPE,
+    proc = subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, universal_newlines=True)
     if proc.returncode != 0:
         raise KitError("%s failed (exit %d): %s\n%s" % (
@@ -285,6 +285,28 @@ def build_timing(name, spec, kit, sluicec, nvcc, work):
             "spec": json.load(open(spec))}
 
 
+# The sluice package and its GPU check (python/tests/gpu_check.py): one layer
+# per dtype and a stack of four on one shared scratch region, against torch.
+PYTHON_FILES = ["python/sluice/" + name for name in (
+    "__init__.py", "_compile.py", "_module.py", "_reference.py", "memory.py",
+    "torch_layer.py")] + ["python/tests/gpu_check.py",
+                          "python/tests/common.py"]
+
+
+def build_python_check(kit, sluicec, work):
+    """Copies the package and gpu_check.py into kit/python and compiles the
+    check's layers (nvcc) into kit/python-check."""
+    for source in PYTHON_FILES:
+        target = os.path.join(kit, source)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        shutil.copy(os.path.join(REPO, source), target)
+    env = dict(os.environ, SLUICE_SLUICEC=os.path.abspath(sluicec),
+               SLUICE_CACHE_DIR=os.path.join(work, "python-cache"))
+    run([PYTHON, os.path.join(kit, "python", "tests", "gpu_check.py"),
+         "--prepare", os.path.join(kit, "python-check")],
+        "gpu_check.py --prepare", env=env)
+
+
 def build_runners(kit, nvcc, attention):
     """bin/module_timer and, unless `attention` is false (--quick),
     bin/stream_attention_check."""
@@ -401,6 +423,8 @@ def build_kit(args):
             entries.append(build_case(case, kit, args.sluicec, work))
         timing = []
         if not args.quick:
+            log("python check (sluice package, nvcc)")
+            build_python_check(kit, args.sluicec, work)
             for name, spec in TIMING:
                 log("timing module %s (nvcc, plain and -DSLUICE_PROFILE)" %
                     name)
