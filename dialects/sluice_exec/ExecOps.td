@@ -41,21 +41,28 @@ def Exec_ArgOp : Exec_Op<"arg", [Pure]> {
 }
 
 def Exec_ArenaOp : Exec_Op<"arena", [Pure]> {
-  let summary = "a view of the scratch region at a byte offset";
+  let summary = "a view of the scratch region at a byte offset from the memory plan";
   let description = [{
-    The scratch region holds what one entry point uses and leaves dead: the
-    memory plan's scratch buffers (at their offsets), then the product of a
-    GEMM that nothing stores and, on CUDA, the cuBLASLt workspace. Contexts
-    that never run at the same time may share one scratch region
-    (`sluice_create_shared`, docs/Codegen.md).
+    The scratch region (`ctx->arena`) holds what one entry point uses and
+    leaves dead: the memory plan's scratch buffers at their offsets, then
+    the product of a GEMM that nothing stores (`sluice_exec.scratch`) and,
+    on CUDA, the cuBLASLt workspace. Contexts that never run at the same
+    time may share one scratch region (`sluice_create_shared`,
+    docs/Codegen.md).
 
     ```mlir
-    %t = sluice_exec.arena 256   // (ctx->scratch + 256ULL)
+    %t = sluice_exec.arena 256   // (ctx->arena + 256ULL)
     ```
   }];
   let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$offset);
   let results = (outs Exec_PtrType:$ptr);
   let assemblyFormat = "$offset attr-dict";
+}
+
+def Exec_ScratchOp : Exec_Op<"scratch", [Pure]> {
+  let summary = "a GEMM's C that nothing stores (in the scratch region, after the plan's buffers)";
+  let results = (outs Exec_PtrType:$ptr);
+  let assemblyFormat = "attr-dict";
 }
 
 def Exec_SavedOp : Exec_Op<"saved", [Pure]> {

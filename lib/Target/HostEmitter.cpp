@@ -31,8 +31,9 @@ FailureOr<std::string> HostEmitter::pointer(Value ptr) {
       llvm::TypeSwitch<Operation *, std::optional<std::string>>(def)
           .Case([](exec::ArgOp op) { return "args->" + op.getField().str(); })
           .Case([](exec::ArenaOp op) {
-            return "(ctx->scratch + " + std::to_string(op.getOffset()) + "ULL)";
+            return "(ctx->arena + " + std::to_string(op.getOffset()) + "ULL)";
           })
+          .Case([](exec::ScratchOp) { return std::string("ctx->scratch"); })
           .Case([](exec::SavedOp op) {
             return "(ctx->saved + " + std::to_string(op.getOffset()) + "ULL)";
           })
@@ -41,7 +42,7 @@ FailureOr<std::string> HostEmitter::pointer(Value ptr) {
     return *text;
   if (def)
     return def->emitOpError() << "is not a sluice_exec pointer the printers "
-                                 "can address (arg, arena or saved)";
+                                 "can address (arg, arena, scratch or saved)";
   return failure();
 }
 
@@ -82,7 +83,7 @@ LogicalResult mlir::sluice::target::printSharedOperation(HostEmitter &emitter,
                                                          Operation *op,
                                                          StringRef targetName) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case<exec::ArgOp, exec::ArenaOp, exec::SavedOp>(
+      .Case<exec::ArgOp, exec::ArenaOp, exec::ScratchOp, exec::SavedOp>(
           [](Operation *) { return success(); })
       .Case([&](exec::TimerBeginOp timer) {
         emitter.body() << "SLUICE_PROFILE_BEGIN(" << timer.getPhase() << ", "

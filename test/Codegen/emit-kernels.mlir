@@ -50,8 +50,8 @@
 // The scratch region: the plan's buffers, then the cuBLASLt workspace.
 // CUDA-LABEL: static int sluice_fused_init(
 // CUDA: return sluice_fail(ctx, SLUICE_ERROR_ARGUMENT, "%s: the scratch buffer has %llu bytes; this module needs [[#SCRATCH:]] (sluice_scratch_bytes)"
-// CUDA: e = cudaMalloc((void **)&ctx->scratch, [[#SCRATCH]]ULL);
-// CUDA: ctx->workspace = ctx->scratch + [[#SCRATCH-33554432]]ULL;
+// CUDA: e = cudaMalloc((void **)&ctx->arena, [[#SCRATCH]]ULL);
+// CUDA: ctx->workspace = ctx->arena + [[#SCRATCH-33554432]]ULL;
 // CUDA-NEXT: ctx->workspace_bytes = 33554432ULL;
 // CUDA: cublasLtMatmulDescCreate(&ctx->lt_desc_0, CUBLAS_COMPUTE_32F, CUDA_R_32F)
 // CUDA: cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_GELU_BIAS;

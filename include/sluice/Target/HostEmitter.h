@@ -55,8 +55,8 @@ public:
   const std::string &destroyText() const { return destroySection.str(); }
 
   /// The C expression of a `!sluice_exec.ptr` value (`args->x`,
-  /// `(ctx->scratch + 256ULL)`, `(ctx->saved + 0ULL)`). Fails with a diagnostic
-  /// when the value is not the result of one of those ops.
+  /// `(ctx->arena + 256ULL)`, `ctx->scratch`, `(ctx->saved + 0ULL)`). Fails
+  /// with a diagnostic when the value is not the result of one of those ops.
   static FailureOr<std::string> pointer(Value ptr);
 
 private:

@@ -410,9 +410,9 @@ LogicalResult ModuleEmitter::lowerGemm(KernelOp kernel) {
       inPlace = true;
     } else {
       // After the memory plan's scratch buffers (scratchLayout()).
-      cAddress = exec::ArenaOp::create(execBuilder, execModule->getLoc(),
-                                       exec::PtrType::get(module.getContext()),
-                                       plan->scratchBytes);
+      cAddress =
+          exec::ScratchOp::create(execBuilder, execModule->getLoc(),
+                                  exec::PtrType::get(module.getContext()));
       gemmProductBytes = std::max(gemmProductBytes, *cType.getNumBytes());
     }
   }

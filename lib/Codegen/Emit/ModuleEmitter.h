@@ -106,10 +106,10 @@ private:
   void printDestroy(llvm::raw_ostream &os) const;
   /// sluice_<N>_init, which both create functions call.
   void printCreate(llvm::raw_ostream &os) const;
-  /// Allocates region `field` of `bytes` into the context (nothing for 0),
-  /// each line indented by `indent`.
-  void printAllocation(llvm::raw_ostream &os, StringRef field, uint64_t bytes,
-                       StringRef indent) const;
+  /// Allocates `bytes` into the context's `field` (nothing for 0; errors
+  /// name it `what`), each line indented by `indent`.
+  void printAllocation(llvm::raw_ostream &os, StringRef field, StringRef what,
+                       uint64_t bytes, StringRef indent) const;
   /// The region sizes and create / create_shared in the header.
   void printHeaderLifecycle(llvm::raw_ostream &os) const;
   /// sluice_module_name ... sluice_run, and sluice_profile.

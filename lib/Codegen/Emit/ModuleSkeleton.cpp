@@ -187,7 +187,9 @@ void ModuleEmitter::printPrelude(llvm::raw_ostream &os) const {
   os << "#include <stdarg.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
         "#include <string.h>\n\n";
   os << "struct " << ctxType
-     << " {\n  char *saved;\n  char *scratch;\n  int scratch_owned;\n";
+     << " {\n  char *arena; /* the scratch region: own or shared */\n"
+        "  int arena_owned;\n  char *saved; /* the saved region */\n"
+        "  char *scratch; /* a GEMM product nothing stores, in the arena */\n";
   if (isCuda())
     os << "  cublasHandle_t blas;\n  cublasLtHandle_t lt;\n"
           "  void *workspace;\n  size_t workspace_bytes;\n"
@@ -219,16 +221,17 @@ void ModuleEmitter::printDestroy(llvm::raw_ostream &os) const {
           "cudaEventDestroy(ctx->events[p][i]);\n"
        << "  if (ctx->lt) cublasLtDestroy(ctx->lt);\n"
           "  if (ctx->blas) cublasDestroy(ctx->blas);\n"
-          "  if (ctx->scratch_owned) cudaFree(ctx->scratch);\n"
+          "  if (ctx->arena_owned) cudaFree(ctx->arena);\n"
           "  cudaFree(ctx->saved);\n";
   else
-    os << "  if (ctx->scratch_owned) free(ctx->scratch);\n"
+    os << "  if (ctx->arena_owned) free(ctx->arena);\n"
           "  free(ctx->saved);\n";
   os << "  free(ctx);\n}\n\n";
 }
 
 void ModuleEmitter::printAllocation(llvm::raw_ostream &os, StringRef field,
-                                    uint64_t bytes, StringRef indent) const {
+                                    StringRef what, uint64_t bytes,
+                                    StringRef indent) const {
   if (!bytes)
     return;
   std::string text;
@@ -237,7 +240,7 @@ void ModuleEmitter::printAllocation(llvm::raw_ostream &os, StringRef field,
     ts << "e = cudaMalloc((void **)&ctx->" << field << ", " << bytes
        << "ULL);\nif (e != cudaSuccess)\n  return sluice_fail(ctx, "
           "SLUICE_ERROR_ALLOC, \"%s: cudaMalloc of the "
-       << field << " region (" << bytes << " bytes): %s\", phase, "
+       << what << " (" << bytes << " bytes): %s\", phase, "
        << "cudaGetErrorString(e));\n";
   } else {
     uint64_t rounded = llvm::alignTo(bytes, 256);
@@ -245,7 +248,7 @@ void ModuleEmitter::printAllocation(llvm::raw_ostream &os, StringRef field,
        << "ULL);\nif (!ctx->" << field
        << ")\n  return sluice_fail(ctx, SLUICE_ERROR_ALLOC, \"%s: cannot "
           "allocate the "
-       << field << " region (" << rounded << " bytes)\", phase);\n";
+       << what << " (" << rounded << " bytes)\", phase);\n";
   }
   SmallVector<StringRef> lines;
   StringRef(text).split(lines, '\n', -1, /*KeepEmpty=*/false);
@@ -256,7 +259,7 @@ void ModuleEmitter::printAllocation(llvm::raw_ostream &os, StringRef field,
 /// The checks of a caller's scratch buffer in sluice_<N>_create_shared.
 static void printScratchChecks(llvm::raw_ostream &os, uint64_t bytes) {
   if (!bytes) {
-    os << "    ctx->scratch = (char *)scratch; /* none needed */\n";
+    os << "    ctx->arena = (char *)scratch; /* none needed */\n";
     return;
   }
   os << "    if (!scratch)\n      return sluice_fail(ctx, "
@@ -272,7 +275,7 @@ static void printScratchChecks(llvm::raw_ostream &os, uint64_t bytes) {
      << "    if ((uintptr_t)scratch % 256)\n      return sluice_fail(ctx, "
         "SLUICE_ERROR_ARGUMENT, \"%s: the scratch buffer %p is not 256-byte "
         "aligned\", phase, scratch);\n"
-     << "    ctx->scratch = (char *)scratch;\n";
+     << "    ctx->arena = (char *)scratch;\n";
 }
 
 void ModuleEmitter::printCreate(llvm::raw_ostream &os) const {
@@ -295,13 +298,15 @@ void ModuleEmitter::printCreate(llvm::raw_ostream &os) const {
   printScratchChecks(os, scratch.totalBytes);
   if (scratch.totalBytes) {
     os << "  } else {\n";
-    printAllocation(os, "scratch", scratch.totalBytes, "    ");
-    os << "    ctx->scratch_owned = 1;\n";
+    printAllocation(os, "arena", "scratch region", scratch.totalBytes, "    ");
+    os << "    ctx->arena_owned = 1;\n";
   }
   os << "  }\n";
-  printAllocation(os, "saved", plan->savedBytes, "  ");
+  printAllocation(os, "saved", "saved region", plan->savedBytes, "  ");
+  os << "  ctx->scratch = ctx->arena ? ctx->arena + " << plan->scratchBytes
+     << "ULL : NULL;\n";
   if (isCuda()) {
-    os << "  ctx->workspace = ctx->scratch + " << scratch.workspaceOffset
+    os << "  ctx->workspace = ctx->arena + " << scratch.workspaceOffset
        << "ULL;\n  ctx->workspace_bytes = " << scratch.workspaceBytes
        << "ULL;\n";
     // cuBLAS GEMMs never reduce split-K partial sums in f16/bf16.

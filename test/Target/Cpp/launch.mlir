@@ -6,10 +6,10 @@
 // CHECK-LABEL: /* entry tiny_forward */
 // CHECK-NEXT: SLUICE_PROFILE_BEGIN(0, 2);
 // CHECK-NEXT: // kernel 'k1' (fused: softmax, dropout)
-// CHECK-NEXT: memset((void *)((ctx->scratch + 512ULL)), 0, 8ULL);
-// CHECK-NEXT: sluice_kernel_1_k1((const sluice_f16 *)(args->x), (const float *)((ctx->scratch + 0ULL)), (sluice_bf16 *)(args->y), (uint32_t *)((ctx->scratch + 512ULL)), args->seed);
+// CHECK-NEXT: memset((void *)((ctx->arena + 512ULL)), 0, 8ULL);
+// CHECK-NEXT: sluice_kernel_1_k1((const sluice_f16 *)(args->x), (const float *)((ctx->arena + 0ULL)), (sluice_bf16 *)(args->y), (uint32_t *)((ctx->arena + 512ULL)), args->seed);
 // CHECK-NEXT: SLUICE_PROFILE_END(0, 2);
-// CHECK-NEXT: memcpy((void *)args->z, (const void *)((ctx->scratch + 0ULL)), 96ULL);
+// CHECK-NEXT: memcpy((void *)args->z, (const void *)((ctx->arena + 0ULL)), 96ULL);
 // CHECK-NOT: {{.}}
 sluice_exec.entry @tiny_forward {
   %x = sluice_exec.arg "x"

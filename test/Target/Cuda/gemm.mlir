@@ -48,15 +48,15 @@
 // CHECK-NEXT: const float beta = 0.0f;
 // CHECK-NEXT: const void *bias = args->b1;
 // CHECK-NEXT: SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_desc_3, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)), "bias pointer of kernel 'ffn1' (gemm: ffn1)");
-// CHECK-NEXT: const cublasLtMatmulAlgo_t *algo = ctx->lt_algo_found_3 && sluice_aligned16(args->w1) && sluice_aligned16(args->x) && sluice_aligned16((ctx->scratch + 256ULL)) ? &ctx->lt_algo_3 : NULL;
-// CHECK-NEXT: SLUICE_CHECK_CUBLAS(cublasLtMatmul(ctx->lt, ctx->lt_desc_3, &alpha, args->w1, ctx->lt_a_3, args->x, ctx->lt_b_3, &beta, (ctx->scratch + 256ULL), ctx->lt_c_3, (ctx->scratch + 256ULL), ctx->lt_c_3, algo, ctx->workspace, ctx->workspace_bytes, stream), "cublasLtMatmul of kernel 'ffn1' (gemm: ffn1)");
+// CHECK-NEXT: const cublasLtMatmulAlgo_t *algo = ctx->lt_algo_found_3 && sluice_aligned16(args->w1) && sluice_aligned16(args->x) && sluice_aligned16((ctx->arena + 256ULL)) ? &ctx->lt_algo_3 : NULL;
+// CHECK-NEXT: SLUICE_CHECK_CUBLAS(cublasLtMatmul(ctx->lt, ctx->lt_desc_3, &alpha, args->w1, ctx->lt_a_3, args->x, ctx->lt_b_3, &beta, (ctx->arena + 256ULL), ctx->lt_c_3, (ctx->arena + 256ULL), ctx->lt_c_3, algo, ctx->workspace, ctx->workspace_bytes, stream), "cublasLtMatmul of kernel 'ffn1' (gemm: ffn1)");
 // CHECK-NEXT: }
 // CHECK-NEXT: // kernel 'qk': C[16 x 40] = 1.000000e+00 * op(A)[16 x 6] op(B), batch 1
 // CHECK-NEXT: {
 // CHECK-NEXT: const float alpha = 0x1p+0f;
 // CHECK-NEXT: const float beta = 0.0f;
 // CHECK-NEXT: SLUICE_CHECK_CUBLAS(cublasSetStream(ctx->blas, stream), "cublasSetStream");
-// CHECK-NEXT: SLUICE_CHECK_CUBLAS(cublasGemmStridedBatchedEx(ctx->blas, CUBLAS_OP_T, CUBLAS_OP_N, 16, 40, 6, &alpha, args->x, CUDA_R_32F, 6, 0LL, args->w1, CUDA_R_16BF, 6, 0LL, &beta, (ctx->scratch + 512ULL), CUDA_R_32F, 16, 0LL, 1, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT), "cublasGemmStridedBatchedEx of kernel 'qk'");
+// CHECK-NEXT: SLUICE_CHECK_CUBLAS(cublasGemmStridedBatchedEx(ctx->blas, CUBLAS_OP_T, CUBLAS_OP_N, 16, 40, 6, &alpha, args->x, CUDA_R_32F, 6, 0LL, args->w1, CUDA_R_16BF, 6, 0LL, &beta, ctx->scratch, CUDA_R_32F, 16, 0LL, 1, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT), "cublasGemmStridedBatchedEx of kernel 'qk'");
 // CHECK-NEXT: }
 sluice_exec.entry @fused_forward {
   %w = sluice_exec.arg "w1"
@@ -70,7 +70,7 @@ sluice_exec.entry @fused_forward {
       alpha = 0.5, a_type = f16, b_type = f16, c_type = f16,
       compute = #sluice_exec.compute<f32>,
       epilogue = #sluice_exec.epilogue<bias_gelu>, descriptor = 3}
-  %s = sluice_exec.arena 512
+  %s = sluice_exec.scratch
   sluice_exec.gemm %x * %w -> %s {label = "kernel 'qk'",
       trans_a = #sluice_exec.blas_op<t>, trans_b = #sluice_exec.blas_op<n>,
       m = 16, n = 40, k = 6, lda = 6, ldb = 6, ldc = 16,

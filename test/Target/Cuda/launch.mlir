@@ -8,17 +8,17 @@
 // CHECK-LABEL: /* entry tiny_forward */
 // CHECK-NEXT: SLUICE_PROFILE_BEGIN(0, 2);
 // CHECK-NEXT: // kernel 'k1' (fused: softmax, dropout)
-// CHECK-NEXT: SLUICE_CHECK_CUDA(cudaMemsetAsync((void *)((ctx->scratch + 512ULL)), 0, 8ULL, stream), "clearing a packed mask of kernel 'k1' (fused: softmax, dropout)");
+// CHECK-NEXT: SLUICE_CHECK_CUDA(cudaMemsetAsync((void *)((ctx->arena + 512ULL)), 0, 8ULL, stream), "clearing a packed mask of kernel 'k1' (fused: softmax, dropout)");
 // A kernel with vector groups (vector = 4) has an aligned and an
 // element-access variant: the launch picks one from the alignment of every
 // pointer but the bit-packed one.
-// CHECK-NEXT: (sluice_aligned16(args->x) && sluice_aligned16((ctx->scratch + 0ULL)) && sluice_aligned16(args->y) ? sluice_kernel_1_k1<true> : sluice_kernel_1_k1<false>)<<<6, 32, 0, stream>>>((const sluice_f16 *)(args->x), (const float *)((ctx->scratch + 0ULL)), (sluice_bf16 *)(args->y), (uint32_t *)((ctx->scratch + 512ULL)), args->seed);
+// CHECK-NEXT: (sluice_aligned16(args->x) && sluice_aligned16((ctx->arena + 0ULL)) && sluice_aligned16(args->y) ? sluice_kernel_1_k1<true> : sluice_kernel_1_k1<false>)<<<6, 32, 0, stream>>>((const sluice_f16 *)(args->x), (const float *)((ctx->arena + 0ULL)), (sluice_bf16 *)(args->y), (uint32_t *)((ctx->arena + 512ULL)), args->seed);
 // CHECK-NEXT: SLUICE_CHECK_LAUNCH("kernel 'k1' (fused: softmax, dropout)");
 // CHECK-NEXT: SLUICE_PROFILE_END(0, 2);
-// CHECK-NEXT: SLUICE_CHECK_CUDA(cudaMemcpyAsync((void *)args->z, (const void *)((ctx->scratch + 0ULL)), 96ULL, cudaMemcpyDeviceToDevice, stream), "copy into args->z");
+// CHECK-NEXT: SLUICE_CHECK_CUDA(cudaMemcpyAsync((void *)args->z, (const void *)((ctx->arena + 0ULL)), 96ULL, cudaMemcpyDeviceToDevice, stream), "copy into args->z");
 // Without vector groups, one plain kernel.
 // CHECK-NEXT: // kernel 'k2' (fused: transpose)
-// CHECK-NEXT: sluice_kernel_2_k2<<<1, 256, 0, stream>>>((const float *)((ctx->scratch + 0ULL)), (float *)(args->z), args->seed);
+// CHECK-NEXT: sluice_kernel_2_k2<<<1, 256, 0, stream>>>((const float *)((ctx->arena + 0ULL)), (float *)(args->z), args->seed);
 // CHECK-NEXT: SLUICE_CHECK_LAUNCH("kernel 'k2' (fused: transpose)");
 // CHECK-NOT: SLUICE
 sluice_exec.entry @tiny_forward {
