@@ -505,11 +505,21 @@ TEST_F(MemoryPlanTest, BertLargeTrainingBitPackedMasksPlanIsValid) {
   checkBertLargeTraining(options, /*expectPacked=*/true);
 }
 
-/// The arena sizes and views of `module` emitted for the CPU with `plan`:
-/// the bytes the emitted create() allocates and the exec IR's arena offsets.
+/// The regions of `module` emitted for the CPU with `plan`: the bytes the
+/// emitted create() allocates for each and the exec IR's view offsets (the
+/// scratch region's sluice_exec.arena, the saved region's sluice_exec.saved).
 struct EmittedArena {
   std::string source;
-  std::set<uint64_t> offsets;
+  std::set<uint64_t> scratchOffsets, savedOffsets;
+  /// The size create() allocates for `field` (0 if it allocates none).
+  uint64_t allocated(StringRef field) const {
+    std::string prefix =
+        "ctx->" + field.str() + " = (char *)aligned_alloc(256, ";
+    size_t at = source.find(prefix);
+    if (at == std::string::npos)
+      return 0;
+    return std::stoull(source.substr(at + prefix.size()));
+  }
 };
 static std::optional<EmittedArena> emitArena(ModuleOp module,
                                              const MemoryPlan &plan) {
@@ -524,14 +534,16 @@ static std::optional<EmittedArena> emitArena(ModuleOp module,
     if (file.name == emitted->sourceFile)
       arena.source = file.contents;
   (*exec)->walk(
-      [&](exec::ArenaOp op) { arena.offsets.insert(op.getOffset()); });
+      [&](exec::ArenaOp op) { arena.scratchOffsets.insert(op.getOffset()); });
+  (*exec)->walk(
+      [&](exec::SavedOp op) { arena.savedOffsets.insert(op.getOffset()); });
   return arena;
 }
 
 /// The memory is planned once: the emitter reads the plan it is given (the
 /// pipeline's, which the report shows) instead of planning again. With the
-/// pipeline's plan, the emitted arena is the plan's; with every offset of a
-/// copy moved by one alignment, the emitted views and size move with it,
+/// pipeline's plan, the emitted regions are the plan's; with every offset of
+/// a copy moved by one alignment, the emitted views and sizes move with it,
 /// which an emitter planning on its own would not do.
 TEST_F(MemoryPlanTest, EmitterReadsThePipelinesPlan) {
   std::string spec = std::string(SLUICE_TEST_SOURCE_DIR) +
@@ -541,37 +553,45 @@ TEST_F(MemoryPlanTest, EmitterReadsThePipelinesPlan) {
   ASSERT_TRUE(succeeded(compilation));
   const MemoryPlan *plan = compilation->getMemoryPlan();
   ASSERT_TRUE(plan);
-  ASSERT_GT(plan->peakBytes, 0u);
+  ASSERT_GT(plan->savedBytes, 0u);
+  ASSERT_GT(plan->scratchBytes, 0u);
 
-  auto allocation = [](uint64_t bytes) {
-    return "aligned_alloc(256, " + std::to_string(bytes) + "ULL)";
-  };
   std::optional<EmittedArena> asPlanned =
       emitArena(*compilation->module, *plan);
   ASSERT_TRUE(asPlanned);
-  std::set<uint64_t> planned;
+  std::set<uint64_t> planned[2];
   for (const ArenaBuffer &buffer : plan->buffers)
-    planned.insert(buffer.offset);
-  EXPECT_NE(asPlanned->source.find(allocation(plan->peakBytes)),
-            std::string::npos);
-  EXPECT_FALSE(asPlanned->offsets.empty());
-  for (uint64_t offset : asPlanned->offsets)
-    EXPECT_TRUE(planned.count(offset)) << "offset " << offset;
+    planned[buffer.saved].insert(buffer.offset);
+  EXPECT_EQ(asPlanned->allocated("saved"),
+            llvm::alignTo(plan->savedBytes, 256));
+  // The scratch region also holds the GEMM product nothing stores.
+  uint64_t scratchRegion = asPlanned->allocated("arena");
+  EXPECT_GE(scratchRegion, plan->scratchBytes);
+  EXPECT_FALSE(asPlanned->scratchOffsets.empty());
+  EXPECT_FALSE(asPlanned->savedOffsets.empty());
+  for (uint64_t offset : asPlanned->scratchOffsets)
+    EXPECT_TRUE(planned[0].count(offset)) << "scratch offset " << offset;
+  for (uint64_t offset : asPlanned->savedOffsets)
+    EXPECT_TRUE(planned[1].count(offset)) << "saved offset " << offset;
 
   MemoryPlan moved = *plan;
   for (ArenaBuffer &buffer : moved.buffers)
     buffer.offset += moved.alignment;
-  moved.peakBytes += moved.alignment;
+  moved.savedBytes += moved.alignment;
+  moved.scratchBytes += moved.alignment;
+  moved.peakBytes += 2 * moved.alignment;
   std::optional<EmittedArena> asMoved = emitArena(*compilation->module, moved);
   ASSERT_TRUE(asMoved);
-  EXPECT_NE(asMoved->source.find(allocation(moved.peakBytes)),
-            std::string::npos);
-  EXPECT_EQ(asMoved->source.find(allocation(plan->peakBytes)),
-            std::string::npos);
-  std::set<uint64_t> shifted;
-  for (uint64_t offset : asPlanned->offsets)
-    shifted.insert(offset + moved.alignment);
-  EXPECT_EQ(asMoved->offsets, shifted);
+  EXPECT_EQ(asMoved->allocated("saved"),
+            llvm::alignTo(moved.savedBytes, 256));
+  EXPECT_EQ(asMoved->allocated("arena"), scratchRegion + moved.alignment);
+  std::set<uint64_t> shifted[2];
+  for (uint64_t offset : asPlanned->scratchOffsets)
+    shifted[0].insert(offset + moved.alignment);
+  for (uint64_t offset : asPlanned->savedOffsets)
+    shifted[1].insert(offset + moved.alignment);
+  EXPECT_EQ(asMoved->scratchOffsets, shifted[0]);
+  EXPECT_EQ(asMoved->savedOffsets, shifted[1]);
 }
 
 } // namespace

@@ -39,7 +39,8 @@ struct FusedGroup {
 
 /// Sets `group.disjointPointers`: true if no two of the kernel's pointers
 /// (sluice_exec pointer values) can overlap: distinct values, distinct args
-/// fields, and disjoint byte ranges for arena views.
+/// fields, and disjoint byte ranges for views of one region (arena or
+/// saved; the GEMM product lies past every arena view).
 void setDisjointPointers(FusedGroup &group, ArrayRef<Value> inputPointers,
                          ArrayRef<Value> outputPointers);
 

@@ -602,21 +602,30 @@ void mlir::sluice::emit::setDisjointPointers(FusedGroup &group,
   };
   add(inputPointers, group.inputs, group.inputPacked);
   add(outputPointers, group.outputs, group.outputPacked);
-  auto overlap = [](std::pair<Value, uint64_t> a,
-                    std::pair<Value, uint64_t> b) {
+  // Views of one region (the scratch region's `arena` or the saved region)
+  // overlap when their byte ranges do. The GEMM product (`scratch`) lies in
+  // the scratch region past every arena view; args fields are distinct.
+  auto regionRange =
+      [](Value pointer) -> std::optional<std::pair<bool, uint64_t>> {
+    if (auto arena = pointer.getDefiningOp<exec::ArenaOp>())
+      return std::make_pair(false, uint64_t(arena.getOffset()));
+    if (auto saved = pointer.getDefiningOp<exec::SavedOp>())
+      return std::make_pair(true, uint64_t(saved.getOffset()));
+    return std::nullopt;
+  };
+  auto overlap = [&](std::pair<Value, uint64_t> a,
+                     std::pair<Value, uint64_t> b) {
     if (a.first == b.first)
       return true;
-    auto arenaA = a.first.getDefiningOp<exec::ArenaOp>();
-    auto arenaB = b.first.getDefiningOp<exec::ArenaOp>();
-    if (arenaA && arenaB) {
-      uint64_t startA = arenaA.getOffset(), startB = arenaB.getOffset();
-      return startA < startB + b.second && startB < startA + a.second;
-    }
+    auto rangeA = regionRange(a.first), rangeB = regionRange(b.first);
+    if (rangeA && rangeB)
+      return rangeA->first == rangeB->first &&
+             rangeA->second < rangeB->second + b.second &&
+             rangeB->second < rangeA->second + a.second;
     auto argA = a.first.getDefiningOp<exec::ArgOp>();
     auto argB = b.first.getDefiningOp<exec::ArgOp>();
     if (argA && argB)
       return argA.getField() == argB.getField();
-    // The scratch is one buffer; args, arena and scratch are separate.
     return a.first.getDefiningOp<exec::ScratchOp>() &&
            b.first.getDefiningOp<exec::ScratchOp>();
   };
