@@ -49,8 +49,7 @@ protected:
                                  offset);
   }
   Value scratch() {
-    return exec::ScratchOp::create(builder, builder.getUnknownLoc(),
-                                   ptrType());
+    return exec::ScratchOp::create(builder, builder.getUnknownLoc(), ptrType());
   }
   Type ptrType() { return exec::PtrType::get(&context); }
 

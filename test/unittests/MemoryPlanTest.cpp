@@ -582,8 +582,7 @@ TEST_F(MemoryPlanTest, EmitterReadsThePipelinesPlan) {
   moved.peakBytes += 2 * moved.alignment;
   std::optional<EmittedArena> asMoved = emitArena(*compilation->module, moved);
   ASSERT_TRUE(asMoved);
-  EXPECT_EQ(asMoved->allocated("saved"),
-            llvm::alignTo(moved.savedBytes, 256));
+  EXPECT_EQ(asMoved->allocated("saved"), llvm::alignTo(moved.savedBytes, 256));
   EXPECT_EQ(asMoved->allocated("arena"), scratchRegion + moved.alignment);
   std::set<uint64_t> shifted[2];
   for (uint64_t offset : asPlanned->scratchOffsets)

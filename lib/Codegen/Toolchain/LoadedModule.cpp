@@ -94,8 +94,7 @@ static Error wrongKind(StringRef path, ModuleKind found, ModuleKind expected) {
                    ", but this run needs " + describeKind(expected));
 }
 
-Error LoadedModule::resolveVersion2(LoadedModule &module,
-                                    EntryPoints &entry) {
+Error LoadedModule::resolveVersion2(LoadedModule &module, EntryPoints &entry) {
   entry.abiVersion =
       reinterpret_cast<int (*)()>(module.lookup("sluice_abi_version"));
   if (!entry.abiVersion)
@@ -242,7 +241,8 @@ Error LoadedModule::useSharedScratch(void *scratch, uint64_t bytes) {
         shared ? entry->lastError(shared) : std::string("no context");
     if (shared)
       entry->destroy(shared);
-    return makeError("module '" + path + "': sluice_create_shared failed with " +
+    return makeError("module '" + path +
+                     "': sluice_create_shared failed with " +
                      statusName(status) + ": " + detail);
   }
   entry->destroy(context);
