@@ -12,7 +12,6 @@ torch is needed only for EncoderLayer (imported on first use).
 from ._compile import (CompiledSpec, SluiceError, compile_spec, find_sluicec,
                        report)
 from ._module import Module, load_module
-from . import memory
 
 __all__ = ["CompiledSpec", "SluiceError", "compile_spec", "find_sluicec",
            "report", "Module", "load_module", "memory", "EncoderLayer",
@@ -21,6 +20,11 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name):
+    # sluice.memory is imported on first use, so that `python3 -m
+    # sluice.memory` does not find it imported already (a RuntimeWarning).
+    if name == "memory":
+        import importlib
+        return importlib.import_module(".memory", __name__)
     if name in ("EncoderLayer", "from_torch_encoder", "spec_from_torch",
                 "PARAMETERS"):
         from . import torch_layer

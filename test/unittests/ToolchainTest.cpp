@@ -249,6 +249,49 @@ TEST_F(Toolchain, LoadAndRunHandwrittenModule) {
             "module 'handwritten' has no phase 2");
 }
 
+/// C ABI versions at load: a module without sluice_abi_version is version
+/// 1 (it runs, but its contexts cannot share a scratch region); another
+/// version, or a version 2 without the region entry points, is refused.
+TEST_F(Toolchain, AbiVersions) {
+  std::string library = buildHandwritten();
+  llvm::Expected<std::unique_ptr<LoadedModule>> loaded =
+      LoadedModule::load(library);
+  ASSERT_TRUE(!!loaded) << errorOf(std::move(loaded));
+  EXPECT_EQ((*loaded)->getAbiVersion(), 1);
+  EXPECT_EQ((*loaded)->getScratchBytes(), 0u);
+  char scratch[256];
+  EXPECT_EQ(errorOf((*loaded)->useSharedScratch(scratch, sizeof(scratch))),
+            "module '" + library +
+                "' has C ABI version 1: its contexts cannot share a scratch "
+                "region (recompile it)");
+
+  // The hand-written module with a version of its own.
+  auto withVersion = [&](llvm::StringRef name, int version) {
+    write(name.str() + ".cpp",
+          "#include \"" SLUICE_TEST_SOURCE_DIR
+          "/Compile/Inputs/handwritten_cpu.cpp\"\n"
+          "extern \"C\" int sluice_abi_version(void) { return " +
+              std::to_string(version) + "; }\n");
+    std::string built = path("lib" + name.str() + "_cpu.so");
+    EXPECT_EQ(errorOf(runTool(hostCommand(compiler, path(name.str() + ".cpp"),
+                                          built, HostFeatures()),
+                              "compile " + name.str())),
+              "<no error>");
+    return built;
+  };
+  std::string version3 = withVersion("version3", 3);
+  EXPECT_EQ(errorOf(LoadedModule::load(version3)),
+            "module '" + version3 +
+                "' has C ABI version 3; this build reads version 2 "
+                "(recompile the module)");
+  std::string partial = withVersion("partial", 2);
+  EXPECT_EQ(errorOf(LoadedModule::load(partial)),
+            "module '" + partial +
+                "' has C ABI version 2 but not all of its entry points "
+                "(sluice_saved_bytes, sluice_scratch_bytes, "
+                "sluice_create_shared)");
+}
+
 TEST_F(Toolchain, LoadErrors) {
   std::string missing = errorOf(LoadedModule::load(path("libnothing.so")));
   EXPECT_NE(
