@@ -101,6 +101,7 @@ private:
   // Setup.
   void collectOps();
   void formStreamingGroups(FusionPlan &plan);
+  void releaseStreamingMasks(const Group &group);
   bool isMask(unsigned op) const { return llvm::isa<RandomMaskOp>(ops[op]); }
 
   // The accounting of a set of ops run as one kernel.
@@ -727,9 +728,34 @@ void GraphFuser::formStreamingGroups(FusionPlan &plan) {
       group.members.push_back(index);
     }
     llvm::sort(group.members);
+    releaseStreamingMasks(group);
     plan.streaming[groups.size()] = std::move(found);
     groups.push_back(std::move(group));
   }
+}
+
+/// Under the bitpack policy every mask starts as a stored group of its own;
+/// a mask only a streaming group reads is regenerated inside it instead
+/// (placeMasks), since storing it would store the scores-sized tensor the
+/// kernel exists to avoid.
+void GraphFuser::releaseStreamingMasks(const Group &group) {
+  for (unsigned member : group.members)
+    for (Value operand : ops[member]->getOperands()) {
+      auto it = indexOf.find(operand.getDefiningOp());
+      if (it == indexOf.end() || !isMask(it->second) ||
+          groupOf[it->second] < 0)
+        continue;
+      bool onlyInside = llvm::all_of(operand.getUsers(), [&](Operation *user) {
+        auto found = indexOf.find(user);
+        return found != indexOf.end() &&
+               llvm::is_contained(group.members, found->second);
+      });
+      if (!onlyInside)
+        continue;
+      groups[groupOf[it->second]].alive = false;
+      groups[groupOf[it->second]].members.clear();
+      groupOf[it->second] = -1;
+    }
 }
 
 FailureOr<FusionPlan> GraphFuser::run() {
