@@ -83,7 +83,7 @@ struct PipelineCommandLineOptions
       llvm::cl::desc("Fuse contraction-softmax-contraction chains into "
                      "streaming kernels; training graphs save the row "
                      "statistic and recompute the probabilities"),
-      llvm::cl::init(false)};
+      llvm::cl::init(true)};
   Option<bool> selectLayouts{
       *this, "select-layouts",
       llvm::cl::desc("Choose layouts from the cost model "

@@ -38,7 +38,8 @@ protected:
 
   /// Builds `spec`'s layer, runs the training pipeline (autodiff) and counts
   /// both phases.
-  FailureOr<ModuleCounts> countTrainingLayer(const LayerSpec &spec) {
+  FailureOr<ModuleCounts> countTrainingLayer(const LayerSpec &spec,
+                                             bool streaming = true) {
     OwningOpRef<ModuleOp> module =
         buildEncoderGraph(context, spec, UnknownLoc::get(&context));
     if (!module)
@@ -46,12 +47,12 @@ protected:
     PassManager pm(&context);
     PipelineOptions options;
     options.training = true;
+    options.streaming = streaming;
     buildSluicePipeline(pm, options);
     if (failed(pm.run(*module)))
       return failure();
     return countModule(*module);
   }
-
 };
 
 TEST_F(DataMovementTest, ContractionFlopIsTwiceTheProductOfDistinctDims) {
@@ -224,9 +225,16 @@ TEST_F(DataMovementTest, EncoderContractionFlopOnRandomDims) {
   }
 }
 
+/// The flop of the scores contraction q.k (2 b h s s d = 2 b s s e), which
+/// the streaming rule's backward recomputes.
+static uint64_t scoresFlop(const ::mlir::sluice::LayerDims &d) {
+  return 2 * uint64_t(d.batch) * d.seq * d.seq * d.embed;
+}
+
 /// Training graphs: reverse-mode autodiff gives every contraction two
 /// backward contractions of the same size, so the backward contraction flop
-/// is exactly twice the forward's, for any dims and variant.
+/// is exactly twice the forward's, for any dims and variant; the streaming
+/// rule (default) adds the recomputed scores.
 TEST_F(DataMovementTest, TrainingBackwardContractionFlopIsTwiceForward) {
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> small(1, 7);
@@ -244,11 +252,18 @@ TEST_F(DataMovementTest, TrainingBackwardContractionFlopIsTwiceForward) {
                           : ::mlir::sluice::NormPlacement::Post;
     spec.causal = trial % 3 == 1;
     spec.activation = static_cast<::mlir::sluice::Activation>(trial % 3);
-    FailureOr<ModuleCounts> counts = countTrainingLayer(spec);
+    FailureOr<ModuleCounts> counts = countTrainingLayer(spec, false);
     ASSERT_TRUE(succeeded(counts)) << "trial " << trial;
     uint64_t forward = contractionFlop(*counts, Phase::forward);
     EXPECT_EQ(forward, encoderContractionFlop(spec.dims)) << "trial " << trial;
     EXPECT_EQ(contractionFlop(*counts, Phase::backward), 2 * forward)
+        << "trial " << trial;
+    FailureOr<ModuleCounts> streamed = countTrainingLayer(spec);
+    ASSERT_TRUE(succeeded(streamed)) << "trial " << trial;
+    EXPECT_EQ(contractionFlop(*streamed, Phase::forward), forward)
+        << "trial " << trial;
+    EXPECT_EQ(contractionFlop(*streamed, Phase::backward),
+              2 * forward + scoresFlop(spec.dims))
         << "trial " << trial;
     // The contraction class also holds the epilogues folded into GEMMs.
     EXPECT_GE(
@@ -263,10 +278,17 @@ TEST_F(DataMovementTest, BertLargeTrainingContractionFlop) {
   spec.training = true;
   spec.dims = {8, 512, 16, 64, 1024, 4096};
   spec.dtype = ::mlir::sluice::DType::F16;
-  FailureOr<ModuleCounts> counts = countTrainingLayer(spec);
+  FailureOr<ModuleCounts> counts = countTrainingLayer(spec, false);
   ASSERT_TRUE(succeeded(counts));
   EXPECT_EQ(contractionFlop(*counts, Phase::forward), 111669149696ull);
   EXPECT_EQ(contractionFlop(*counts, Phase::backward), 223338299392ull);
+  // With the streaming rule the backward recomputes q.k: 2 x 8 x 512 x 512
+  // x 1024 more.
+  FailureOr<ModuleCounts> streamed = countTrainingLayer(spec);
+  ASSERT_TRUE(succeeded(streamed));
+  EXPECT_EQ(contractionFlop(*streamed, Phase::forward), 111669149696ull);
+  EXPECT_EQ(contractionFlop(*streamed, Phase::backward),
+            223338299392ull + 2ull * 8 * 512 * 512 * 1024);
 }
 
 } // namespace

@@ -123,11 +123,9 @@ static cl::opt<Switch, false, EnumOptionParser<Switch>> streamingSwitch(
              "streaming kernels that never store the scores; training saves "
              "the row statistic and the backward recomputes the "
              "probabilities (docs/Fusion.md)"),
-    cl::init(Switch::Off),
-    cl::values(clEnumValN(Switch::On, "on", "streaming kernels"),
-               clEnumValN(Switch::Off, "off",
-                          "the scores cross kernels "
-                          "(default)")),
+    cl::init(Switch::On),
+    cl::values(clEnumValN(Switch::On, "on", "streaming kernels (default)"),
+               clEnumValN(Switch::Off, "off", "the scores cross kernels")),
     cl::sub(cl::SubCommand::getTopLevel()), cl::cat(sluicecCategory));
 static cl::opt<Switch, false, EnumOptionParser<Switch>> selectLayoutsSwitch(
     "select-layouts",

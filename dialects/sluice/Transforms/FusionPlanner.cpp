@@ -742,8 +742,7 @@ void GraphFuser::releaseStreamingMasks(const Group &group) {
   for (unsigned member : group.members)
     for (Value operand : ops[member]->getOperands()) {
       auto it = indexOf.find(operand.getDefiningOp());
-      if (it == indexOf.end() || !isMask(it->second) ||
-          groupOf[it->second] < 0)
+      if (it == indexOf.end() || !isMask(it->second) || groupOf[it->second] < 0)
         continue;
       bool onlyInside = llvm::all_of(operand.getUsers(), [&](Operation *user) {
         auto found = indexOf.find(user);

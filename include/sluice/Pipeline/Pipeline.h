@@ -48,7 +48,7 @@ struct PipelineOptions {
   /// Streaming (online-softmax) kernels for contraction-softmax-contraction
   /// chains, with the backward recomputing the probabilities
   /// (docs/Fusion.md, "Streaming kernels").
-  bool streaming = false;
+  bool streaming = true;
 };
 
 /// Adds the sluicec pass pipeline to `pm`.
