@@ -5,7 +5,7 @@
 //
 // Parses options, runs the pipeline (lib/Pipeline) and writes DIR/graph.mlir,
 // DIR/report.json and DIR/report.md (with --compile also the emitted CUDA and
-// C++ modules and their shared libraries, lib/Pipeline/CompileModule) all or
+// C++ modules and their shared libraries, lib/Driver/CompileModule) all or
 // nothing, then prints a summary table. Every error names the file and what
 // was wrong, exits with status 1 and writes nothing.
 //
