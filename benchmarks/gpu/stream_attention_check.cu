@@ -93,6 +93,53 @@ double maxError(const std::vector<T> &got, const std::vector<T> &want) {
   return err / scale;
 }
 
+/// The problem of case `c`: b x h slices, scale 1/sqrt(d), dropout drawn
+/// with `seed` over the mask [b, h, i, j] row-major (dims b, h, j, k sorted
+/// by name).
+sluice_stream_problem problemFor(const Case &c, uint64_t seed) {
+  sluice_stream_problem p;
+  memset(&p, 0, sizeof(p));
+  p.batch_rank = 2;
+  p.batch[0] = c.b, p.batch[1] = c.h;
+  p.m = c.m, p.n = c.n, p.d = c.d, p.e = c.d;
+  p.scale = 1.0f / sqrtf((float)c.d);
+  p.causal = c.causal;
+  p.dropout_p = c.dropout;
+  p.seed = seed;
+  p.stream = 7;
+  p.counter_batch[0] = c.h * c.m * c.n, p.counter_batch[1] = c.m * c.n;
+  p.counter_row = c.n, p.counter_col = 1;
+  return p;
+}
+
+/// A [b, rows, h, d] tensor (Q, O, dO; in the timing also K, V).
+sluice_stream_operand rowsThenHeads(const Case &c, int64_t rows, void *data) {
+  return operand(data, rows * c.h * c.d, c.d, c.h * c.d, 1);
+}
+
+/// A per-row statistic [b, h, i] (LSE, the row dot D).
+sluice_stream_operand statistic(const Case &c, void *data) {
+  return operand(data, c.h * c.m, c.m, 1, 0);
+}
+
+/// The forward / backward kernels with the tiles of ARCH for head dims up
+/// to HD, as the emitter picks them.
+template <typename T, int ARCH, int HD>
+cudaError_t launchForward(const sluice_stream_fwd_args &args) {
+  constexpr sluice_stream_cuda_tiles tiles =
+      sluice_stream_cuda_tiles_for(ARCH, sizeof(T), HD);
+  return sluice_stream_attention_fwd_cuda<T, tiles.warps, tiles.key_tile,
+                                          tiles.head_dim>(args, 0);
+}
+template <typename T, int ARCH, int HD>
+cudaError_t launchBackward(const sluice_stream_bwd_args &args) {
+  constexpr sluice_stream_cuda_tiles tiles =
+      sluice_stream_cuda_tiles_for(ARCH, sizeof(T), HD);
+  return sluice_stream_attention_bwd_cuda<T, tiles.warps, tiles.key_tile,
+                                          tiles.query_tile, tiles.head_dim>(
+      args, 0);
+}
+
 /// Runs the CUDA kernels with the tiles of ARCH on the device buffers of
 /// `fwd` / `bwd` and compares them with the C++ results in the host copies;
 /// prints the case's line. The backward reads the C++ LSE, so it is checked
@@ -102,18 +149,12 @@ bool onGpu(const char *type, const Case &c, double tolerance,
            const sluice_stream_fwd_args &fwd, const sluice_stream_bwd_args &bwd,
            Buffer<T> &o, Buffer<float> &lse, Buffer<T> &dq, Buffer<T> &dk,
            Buffer<T> &dv) {
-  constexpr sluice_stream_cuda_tiles tiles =
-      sluice_stream_cuda_tiles_for(ARCH, sizeof(T), HD);
-  cudaError_t status =
-      sluice_stream_attention_fwd_cuda<T, tiles.warps, tiles.key_tile,
-                                       tiles.head_dim>(fwd, 0);
+  cudaError_t status = launchForward<T, ARCH, HD>(fwd);
   std::vector<T> gpuO = o.download();
   std::vector<float> gpuLse = lse.download();
   lse.upload();
   if (status == cudaSuccess)
-    status = sluice_stream_attention_bwd_cuda<T, tiles.warps, tiles.key_tile,
-                                              tiles.query_tile, tiles.head_dim>(
-        bwd, 0);
+    status = launchBackward<T, ARCH, HD>(bwd);
   if (status == cudaSuccess)
     status = cudaDeviceSynchronize();
   double errors[5] = {maxError(gpuO, o.host), maxError(gpuLse, lse.host),
@@ -149,26 +190,12 @@ bool runCase(const char *type, const Case &c, double tolerance, unsigned seed) {
   for (Buffer<T> *x : {&q, &k, &v, &dO})
     x->upload();
 
-  sluice_stream_problem p;
-  memset(&p, 0, sizeof(p));
-  p.batch_rank = 2;
-  p.batch[0] = c.b, p.batch[1] = c.h;
-  p.m = c.m, p.n = c.n, p.d = c.d, p.e = c.d;
-  p.scale = 1.0f / sqrtf((float)c.d);
-  p.causal = c.causal;
-  p.dropout_p = c.dropout;
-  p.seed = 0x5eed0000ULL + seed;
-  p.stream = 7;
-  // The mask [b, h, i, j] row-major (dims b, h, j, k sorted by name).
-  p.counter_batch[0] = c.h * c.m * c.n, p.counter_batch[1] = c.m * c.n;
-  p.counter_row = c.n, p.counter_col = 1;
-  auto queries = [&](void *data) {
-    return operand(data, c.m * c.h * c.d, c.d, c.h * c.d, 1);
-  };
-  auto keys = [&](void *data) {
+  sluice_stream_problem p = problemFor(c, 0x5eed0000ULL + seed);
+  auto queries = [&](void *data) { return rowsThenHeads(c, c.m, data); };
+  auto keys = [&](void *data) { // [b, h, n, d]
     return operand(data, c.h * c.n * c.d, c.n * c.d, c.d, 1);
   };
-  auto stats = [&](void *data) { return operand(data, c.h * c.m, c.m, 1, 0); };
+  auto stats = [&](void *data) { return statistic(c, data); };
 
   // The C++ kernels on the host copies.
   sluice_stream_fwd_args cpuFwd = {p,
@@ -298,43 +325,19 @@ void timeCase(const char *type, const Case &c, int repeats) {
   for (float &e : rowDot.host)
     e = 0;
   rowDot.upload();
-  sluice_stream_problem p;
-  memset(&p, 0, sizeof(p));
-  p.batch_rank = 2;
-  p.batch[0] = c.b, p.batch[1] = c.h;
-  p.m = c.m, p.n = c.n, p.d = c.d, p.e = c.d;
-  p.scale = 1.0f / sqrtf((float)c.d);
-  p.causal = c.causal;
-  p.dropout_p = c.dropout;
-  p.seed = 0x5eedULL;
-  p.stream = 7;
-  p.counter_batch[0] = c.h * c.m * c.n, p.counter_batch[1] = c.m * c.n;
-  p.counter_row = c.n, p.counter_col = 1;
-  auto at = [&](void *data) {
-    return operand(data, c.m * c.h * c.d, c.d, c.h * c.d, 1);
-  };
-  auto stats = [&](void *data) { return operand(data, c.h * c.m, c.m, 1, 0); };
+  sluice_stream_problem p = problemFor(c, 0x5eedULL);
+  auto at = [&](void *data) { return rowsThenHeads(c, c.m, data); };
+  auto stats = [&](void *data) { return statistic(c, data); };
   sluice_stream_fwd_args fwd = {p,        at(q.device), at(k.device),
                                 at(v.device), at(o.device), stats(lse.device)};
   sluice_stream_bwd_args bwd = {
       p,           at(q.device),  at(k.device),      at(v.device),
       at(dO.device), stats(lse.device), stats(rowDot.device), at(dq.device),
       at(dk.device), at(dv.device)};
-  constexpr sluice_stream_cuda_tiles tiles =
-      sluice_stream_cuda_tiles_for(ARCH, sizeof(T), HD);
-  double fwdMs = medianMs(
-      [&] {
-        return sluice_stream_attention_fwd_cuda<T, tiles.warps, tiles.key_tile,
-                                                tiles.head_dim>(fwd, 0);
-      },
-      repeats);
-  double bwdMs = medianMs(
-      [&] {
-        return sluice_stream_attention_bwd_cuda<T, tiles.warps, tiles.key_tile,
-                                                tiles.query_tile,
-                                                tiles.head_dim>(bwd, 0);
-      },
-      repeats);
+  double fwdMs =
+      medianMs([&] { return launchForward<T, ARCH, HD>(fwd); }, repeats);
+  double bwdMs =
+      medianMs([&] { return launchBackward<T, ARCH, HD>(bwd); }, repeats);
   cudaError_t status = cudaGetLastError();
   printf("time %s b=%lld h=%lld l=%lld d=%lld causal=%d dropout=%g "
          "fwd_ms=%.4f bwd_ms=%.4f tiles=sm_%d%s%s\n",
