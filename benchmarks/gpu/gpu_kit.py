@@ -49,13 +49,16 @@ class Budget:
         return max(0.0, min(wanted, self.left()))
 
 
-def execute(command, timeout, cwd=None, env=None):
+def execute(command, timeout, cwd=None, env=None, stdin_text=None):
     """(returncode or None on time-out, output). A signal (a crash) is a
-    negative return code, named in the output."""
+    negative return code, named in the output. `stdin_text`, if given, is
+    the command's standard input."""
     if timeout <= 1:
         return None, "no time left in this step's budget"
     try:
         proc = subprocess.Popen(command, cwd=cwd, env=env,
+                                stdin=None if stdin_text is None
+                                else subprocess.PIPE,
                                 stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT,
                                 universal_newlines=True,
@@ -63,7 +66,7 @@ def execute(command, timeout, cwd=None, env=None):
     except OSError as error:
         return 127, "cannot start %s: %s" % (command[0], error)
     try:
-        output, _ = proc.communicate(timeout=timeout)
+        output, _ = proc.communicate(input=stdin_text, timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         output, _ = proc.communicate()
@@ -572,16 +575,9 @@ def time_attention(args, binary, budget):
                        {"error": tail(output, 300)})
         return "timing failed"
     script = os.path.join(HERE, "attention_torch.py")
-    limit = budget.limit(budget.left() - 2)
-    try:
-        proc = subprocess.run([sys.executable, script, "--device",
-                               args.torch_device], input="\n".join(timed),
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              universal_newlines=True, timeout=limit)
-        torch_output, torch_code = proc.stdout, proc.returncode
-    except subprocess.TimeoutExpired as expired:
-        torch_output, torch_code = (expired.output or "") + \
-            "\n(killed after %.0f s)" % limit, None
+    torch_code, torch_output = execute(
+        [sys.executable, script, "--device", args.torch_device],
+        budget.limit(budget.left() - 2), stdin_text="\n".join(timed))
     print(torch_output, flush=True)
     rows = []
     for line in torch_output.splitlines():
