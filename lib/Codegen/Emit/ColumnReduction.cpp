@@ -14,9 +14,24 @@ using namespace mlir;
 using namespace mlir::sluice;
 using namespace mlir::sluice::emit;
 
+bool CoreEmitter::fullTensorsContiguousInOuter() const {
+  size_t rank = s.outerDims.size() + s.innerDims.size();
+  bool any = false;
+  for (Value value : llvm::concat<const Value>(group.inputs, group.outputs)) {
+    auto type = llvm::cast<NamedTensorType>(value.getType());
+    if (type.getRank() != static_cast<int64_t>(rank))
+      continue;
+    if (type.getDimNames().back().getValue() != s.outerDims.back())
+      return false;
+    any = true;
+  }
+  return any;
+}
+
 bool CoreEmitter::isColumnReduction() const {
-  if (isCuda() || !isRowBlock() || s.vectorWidth != 1 || !kept.empty() ||
-      s.outerDims.empty())
+  if (isCuda() || !isRowBlock() || !kept.empty() || s.outerDims.empty())
+    return false;
+  if (s.vectorWidth != 1 && !fullTensorsContiguousInOuter())
     return false;
   bool anyReduce = false;
   for (Operation *op : group.ops) {
@@ -30,16 +45,48 @@ bool CoreEmitter::isColumnReduction() const {
   return anyReduce;
 }
 
-LogicalResult CoreEmitter::emitColumnBlocks() {
-  // Columns per task: a divisor of the outer extent, at least 32 when it
-  // can be (GCC's loop vectorizer then sees a loop, not 16 unrolled
-  // copies), at most 256 so the partials stay in L1.
-  int64_t columns = 1;
+int64_t CoreEmitter::columnBlock() const {
+  // At least 32 columns when it can be (GCC's loop vectorizer then sees a
+  // loop, not 16 unrolled copies), at most 256 so the partials stay in L1.
+  for (int64_t candidate : {256, 128, 64})
+    if (s.outerCount % candidate == 0 && s.outerCount / candidate >= 8)
+      return candidate;
   for (int64_t candidate : {256, 128, 64, 32, 16, 8, 4, 2})
-    if (s.outerCount % candidate == 0) {
-      columns = candidate;
-      break;
-    }
+    if (s.outerCount % candidate == 0)
+      return candidate;
+  return 1;
+}
+
+void CoreEmitter::emitColumnDraws(int64_t columns, StringRef indent) {
+  // The block's columns must be consecutive elements of the mask's
+  // innermost dim, starting a Philox block.
+  if (columns % 4 != 0 || s.outerSizes.back() % columns != 0)
+    return;
+  for (Operation *op : group.ops) {
+    auto mask = llvm::dyn_cast<RandomMaskOp>(op);
+    if (!mask || domainOf(op, s) != OpDomain::Full)
+      continue;
+    NamedTensorType type = mask.getResult().getType();
+    if (type.getDimNames().back().getValue() != s.outerDims.back() ||
+        type.getSizes().back() % 4 != 0)
+      continue;
+    columnFourWide.insert(op);
+    std::string bits = "bits_" + valueName(mask.getResult());
+    os << indent << "uint32_t " << bits << "[" << columns / 4 << "];\n"
+       << indent << "{\n"
+       << indent << "  const int64_t o = cb * " << columns << "LL;\n";
+    emitDecompose("o", s.outerDims, s.outerSizes, (indent + "  ").str());
+    os << indent << "  #pragma omp simd\n"
+       << indent << "  for (int w = 0; w < " << columns / 4 << "; ++w)\n"
+       << indent << "    " << bits << "[w] = sluice_dropout_keep4(seed, "
+       << mask.getStream() << "ULL, (" << canonicalIndex(type, false)
+       << " >> 2) + w, " << threshold(mask) << ");\n"
+       << indent << "}\n";
+  }
+}
+
+LogicalResult CoreEmitter::emitColumnBlocks() {
+  int64_t columns = columnBlock();
   auto emitOuterOps = [&](bool afterReduce, StringRef indent) {
     for (Operation *op : group.ops)
       if (!llvm::isa<ReduceOp>(op) && domainOf(op, s) == OpDomain::Outer &&
@@ -63,6 +110,7 @@ LogicalResult CoreEmitter::emitColumnBlocks() {
        << (reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f") << ";\n";
   os << "    for (int64_t r0 = 0; r0 < " << s.innerCount << "LL; ++r0) {\n";
   emitDecompose("r0", s.innerDims, s.innerSizes, "      ");
+  emitColumnDraws(columns, "      ");
   os << "      #pragma omp simd\n"
      << "      for (int c = 0; c < " << columns << "; ++c) {\n"
      << "        const int64_t o = cb * " << columns << "LL + c;\n";

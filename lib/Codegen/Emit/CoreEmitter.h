@@ -142,8 +142,22 @@ private:
   LogicalResult emitGroupBody(unsigned stage, StringRef indent);
   /// CPU: a reduction over dims that are not contiguous in memory (a bias
   /// gradient over (b, j) of [b, j, u]) where every full-domain op runs in
-  /// stage 0. Then columns are blocked instead: see emitColumnBlocks.
+  /// stage 0: the schedule does not vectorize, or every tensor over the
+  /// whole iteration space is contiguous along the last outer dim. Then
+  /// columns are blocked instead: see emitColumnBlocks.
   bool isColumnReduction() const;
+  /// True if every boundary tensor over the whole iteration space (at
+  /// least one) has the last outer dim innermost in memory.
+  bool fullTensorsContiguousInOuter() const;
+  /// Columns per task of a column reduction: a divisor of the outer extent,
+  /// the largest of 256..64 leaving at least 8 tasks (both cores busy and
+  /// balanced), else the largest of 256..2 (partials stay in L1).
+  int64_t columnBlock() const;
+  /// Before a column block's SIMD loop over `columns` columns: the keep
+  /// bits of the masks whose innermost dim is the last outer dim, one
+  /// sluice_dropout_keep4 per four columns (they are then in
+  /// columnFourWide and read by emitOp with `c`).
+  void emitColumnDraws(int64_t columns, StringRef indent);
   /// CPU column reductions as blocked partial sums: each task takes a block
   /// of consecutive outer points (columns) and streams over the rows
   /// (inner points), a SIMD loop over the block's columns accumulating one
@@ -187,6 +201,8 @@ private:
   /// The stage a value is available in / an op runs in.
   llvm::DenseMap<Value, unsigned> valueStage;
   llvm::DenseMap<Operation *, unsigned> opStage;
+  /// Masks a column block draws four-wide (emitColumnDraws).
+  llvm::DenseSet<Operation *> columnFourWide;
   /// Full-domain values a later stage reads.
   llvm::SetVector<Value> kept;
   /// Inputs loaded 16 bytes at a time in the current group body.

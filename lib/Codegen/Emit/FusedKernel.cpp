@@ -209,6 +209,8 @@ LogicalResult CoreEmitter::emitOp(Operation *op, bool inVectorLoop,
     os << indent << "const float " << valueName(result) << " = ";
     if (inVectorLoop && drawsFourWide(mask))
       os << "(bits_" << valueName(result) << "[v >> 2] >> (v & 3)) & 1u";
+    else if (columnFourWide.contains(op))
+      os << "(bits_" << valueName(result) << "[c >> 2] >> (c & 3)) & 1u";
     else
       os << "sluice_dropout_keep(seed, " << mask.getStream() << "ULL, "
          << canonicalIndex(mask.getResult().getType(), inVectorLoop) << ", "
