@@ -2,8 +2,9 @@
 //
 // What the printers of `sluice_exec.attention` rely on: the operand counts
 // of its direction, one stride vector (batch..., row, column) per pointer,
-// at most SLUICE_STREAM_MAX_BATCH (4) batch dims, sizes and tiles the
-// runtime kernels take, a dropout probability in [0, 1).
+// at most SLUICE_STREAM_MAX_BATCH (4) batch dims, the last `group` of them
+// query-only (stride 0 in K, V, dK, dV), sizes and tiles the runtime kernels
+// take, a dropout probability in [0, 1).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +29,28 @@ StreamTilesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (headDim < 0 || headDim % 16)
     return emitError() << "stream tiles head_dim = " << headDim
                        << " is not 0 or a positive multiple of 16";
+  return success();
+}
+
+/// The query-only batch dims: at most the batch rank, and K, V (and dK, dV)
+/// do not vary along them.
+static LogicalResult verifyGroup(AttentionOp op) {
+  int64_t group = op.getGroup(), rank = op.getBatch().size();
+  if (group < 0 || group > rank)
+    return op.emitOpError() << "has " << group << " query-only batch dims of "
+                            << rank;
+  SmallVector<unsigned> shared = {1, 2};
+  if (op.getBackward())
+    shared.append({7, 8});
+  for (unsigned index : shared) {
+    auto strides = llvm::cast<DenseI64ArrayAttr>(op.getStrides()[index]);
+    for (int64_t b = rank - group; b < rank; ++b)
+      if (strides[b] != 0)
+        return op.emitOpError()
+               << "stride vector #" << index << " (a key/value pointer) has "
+               << "stride " << strides[b] << " along query-only batch dim #"
+               << b << "; expected 0";
+  }
   return success();
 }
 
@@ -72,6 +95,8 @@ LogicalResult AttentionOp::verify() {
       llvm::any_of(getCounter(), [](int64_t s) { return s < 0; }))
     return emitOpError() << "counter strides are not " << rank
                          << " non-negative integers (batch..., row, column)";
+  if (failed(verifyGroup(*this)))
+    return failure();
   double dropout = getDropout().convertToDouble();
   if (!(dropout >= 0.0 && dropout < 1.0))
     return emitOpError() << "dropout probability " << dropout

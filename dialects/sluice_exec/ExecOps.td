@@ -204,6 +204,9 @@ def Exec_AttentionOp : Exec_Op<"attention", [AttrSizedOperandSegments]> {
     LSE, D), outputs (dQ, dK, dV). `strides` gives, per pointer (inputs,
     then outputs), the element strides of (batch..., row, column) (LSE and D
     have no column: 0). `element` is Q's element type; LSE and D are f32.
+    The last `group` batch dims (default 0) are query-only (grouped- or
+    multi-query attention): K, V, dK and dV have stride 0 along them and
+    the backward sums dK and dV over them.
     `tiles` are the kernel's tiles; `label` names it in messages.
 
     ```mlir
@@ -219,6 +222,7 @@ def Exec_AttentionOp : Exec_Op<"attention", [AttrSizedOperandSegments]> {
                        UnitAttr:$backward,
                        TypeAttr:$element,
                        DenseI64ArrayAttr:$batch,
+                       DefaultValuedAttr<I64Attr, "0">:$group,
                        I64Attr:$m, I64Attr:$n, I64Attr:$d, I64Attr:$e,
                        ArrayAttr:$strides,
                        DenseI64ArrayAttr:$counter,

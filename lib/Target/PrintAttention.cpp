@@ -42,6 +42,8 @@ void printProblem(raw_indented_ostream &os, exec::AttentionOp op) {
   os << "a.p.batch_rank = " << batch.size() << ";\n";
   for (auto [index, size] : llvm::enumerate(batch))
     os << "a.p.batch[" << index << "] = " << size << "LL;\n";
+  if (op.getGroup() != 0)
+    os << "a.p.group_rank = " << op.getGroup() << ";\n";
   os << "a.p.m = " << op.getM() << "LL;\n"
      << "a.p.n = " << op.getN() << "LL;\n"
      << "a.p.d = " << op.getD() << "LL;\n"

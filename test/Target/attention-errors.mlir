@@ -42,6 +42,25 @@ sluice_exec.entry @e {
 #tiles = #sluice_exec.stream_tiles<query_rows = 64, key_tile = 64, key_rows = 64, query_tile = 32, head_dim = 64, threads = 128>
 sluice_exec.entry @e {
   %x = sluice_exec.arg "x"
+  // expected-error @+1 {{has 2 query-only batch dims of 1}}
+  sluice_exec.attention (%x, %x, %x) -> (%x) {label = "k", element = f16, batch = array<i64: 2>, group = 2, m = 4, n = 4, d = 4, e = 4, strides = [array<i64: 16, 4, 1>, array<i64: 0, 4, 1>, array<i64: 0, 4, 1>, array<i64: 16, 4, 1>], counter = array<i64: 16, 4, 1>, scale = 1.0, causal = false, dropout = 0.0, stream = 0, tiles = #tiles}
+}
+
+// -----
+
+// A query-only (group) batch dim: K, V, dK and dV must not vary along it.
+#tiles = #sluice_exec.stream_tiles<query_rows = 64, key_tile = 64, key_rows = 64, query_tile = 32, head_dim = 64, threads = 128>
+sluice_exec.entry @e {
+  %x = sluice_exec.arg "x"
+  // expected-error @+1 {{stride vector #8 (a key/value pointer) has stride 16 along query-only batch dim #1; expected 0}}
+  sluice_exec.attention (%x, %x, %x, %x, %x, %x) -> (%x, %x, %x) {backward, label = "k", element = f16, batch = array<i64: 2, 3>, group = 1, m = 4, n = 4, d = 4, e = 4, strides = [array<i64: 48, 16, 4, 1>, array<i64: 16, 0, 4, 1>, array<i64: 16, 0, 4, 1>, array<i64: 48, 16, 4, 1>, array<i64: 12, 4, 1, 0>, array<i64: 12, 4, 1, 0>, array<i64: 48, 16, 4, 1>, array<i64: 16, 0, 4, 1>, array<i64: 48, 16, 4, 1>], counter = array<i64: 48, 16, 4, 1>, scale = 1.0, causal = false, dropout = 0.0, stream = 0, tiles = #tiles}
+}
+
+// -----
+
+#tiles = #sluice_exec.stream_tiles<query_rows = 64, key_tile = 64, key_rows = 64, query_tile = 32, head_dim = 64, threads = 128>
+sluice_exec.entry @e {
+  %x = sluice_exec.arg "x"
   // expected-error @+1 {{dropout probability 1.000000e+00 is not in [0, 1)}}
   sluice_exec.attention (%x, %x, %x) -> (%x) {label = "k", element = f16, batch = array<i64>, m = 4, n = 4, d = 4, e = 4, strides = [array<i64: 4, 1>, array<i64: 4, 1>, array<i64: 4, 1>, array<i64: 4, 1>], counter = array<i64: 4, 1>, scale = 1.0, causal = false, dropout = 1.0, stream = 0, tiles = #tiles}
 }

@@ -331,6 +331,50 @@ TEST(StreamKernel, DropoutChangesOutput) {
   EXPECT_LE(relError(with.o, 1, 2, r.o, s.m, s.e), 1e-12);
 }
 
+/// Grouped-query attention: the h query heads of each b share one K and V
+/// (batch stride 0 along h, group_rank = 1, h the last batch dim). O, LSE
+/// and dQ are per slice as before; dK and dV are the sums over the group of
+/// the slices' reference gradients.
+template <typename T, int BM, int BN>
+void checkGrouped(const Shape &s, double tolerance) {
+  Problem<T> pr(s, 5);
+  for (Tensor<T> *shared : {&pr.k, &pr.v, &pr.dk, &pr.dv})
+    shared->strides[1] = 0;
+  sluice_stream_fwd_args forward = pr.forwardArgs();
+  forward.p.group_rank = 1;
+  sluice_stream_attention_fwd_cpu<T, BM, BN>(forward);
+  pr.computeRowDots();
+  sluice_stream_bwd_args backward = pr.backwardArgs();
+  backward.p.group_rank = 1;
+  sluice_stream_attention_bwd_cpu<T, BM, BN>(backward);
+  for (int64_t b = 0; b < s.b; ++b) {
+    Reference sum = reference(pr, b, 0);
+    for (int64_t h = 0; h < s.h; ++h) {
+      Reference r = reference(pr, b, h);
+      EXPECT_LE(relError(pr.o, b, h, r.o, s.m, s.e), tolerance) << "O";
+      EXPECT_LE(relError(pr.dq, b, h, r.dq, s.m, s.d), tolerance) << "dQ";
+      for (size_t x = 0; h > 0 && x < sum.dk.size(); ++x)
+        sum.dk[x] += r.dk[x];
+      for (size_t x = 0; h > 0 && x < sum.dv.size(); ++x)
+        sum.dv[x] += r.dv[x];
+    }
+    EXPECT_LE(relError(pr.dk, b, 0, sum.dk, s.n, s.d), tolerance) << "dK";
+    EXPECT_LE(relError(pr.dv, b, 0, sum.dv, s.n, s.e), tolerance) << "dV";
+  }
+}
+
+TEST(StreamKernel, GroupedQuery) {
+  for (bool causal : {false, true})
+    for (double dropout : {0.0, 0.3}) {
+      Shape s;
+      s.m = s.n = 77, s.causal = causal, s.dropout = dropout;
+      SCOPED_TRACE(std::string(causal ? "causal" : "") +
+                   (dropout > 0 ? " dropout" : ""));
+      checkGrouped<double, 16, 32>(s, 1e-12);
+      checkGrouped<float, 64, 64>(s, 2e-5);
+    }
+}
+
 /// Inference: no LSE operand (NULL), the same O.
 TEST(StreamKernel, InferenceWithoutLse) {
   Shape s;

@@ -144,14 +144,24 @@ LogicalResult assignRoles(ContractOp scores, const Closure &closure,
     if (getTensorType(roles.q).hasDim(name) &&
         !getTensorType(roles.k).hasDim(name))
       rows.push_back(name);
-  if (rows.size() != 1 || closure.producers.size() != 1 ||
+  if (rows.empty() || closure.producers.size() != 1 ||
       closure.consumers.size() != 3)
     return failure();
-  roles.rows = rows[0];
+  SmallVector<MapOp> maps;
+  for (Operation *op : closure.members)
+    if (auto map = llvm::dyn_cast<MapOp>(op))
+      maps.push_back(map);
+  roles.rows = pickRows(rows, scores.getResult(), maps, roles.cols);
   ContractOp producer = closure.producers.front();
   bool lhsHasRows = getTensorType(producer.getLhs()).hasDim(roles.rows);
   roles.dO = lhsHasRows ? producer.getLhs() : producer.getRhs();
   roles.v = otherOperand(producer, roles.dO);
+  // As in the forward (StreamingChain.cpp): V lacks the query-only dims K
+  // lacks, so the kernel sums dK and dV over the same group.
+  for (const std::string &name : dimNames(scores.getResult()))
+    if (getTensorType(roles.k).hasDim(name) !=
+        getTensorType(roles.v).hasDim(name))
+      return failure();
   for (ContractOp consumer : closure.consumers) {
     Value result = consumer.getResult();
     if (getTensorType(result).hasDim(roles.rows))

@@ -209,6 +209,12 @@ LogicalResult matchOutput(SoftmaxChain &chain,
   for (const std::string &name : dimNames(probabilities))
     if (name != chain.cols && !hasDim(o, name))
       return failure();
+  // V shares K's dims of the scores: a query-only dim that K lacks (the
+  // query heads of a group) V lacks too, so dK and dV both sum over it.
+  Value s = chain.scores.getResult();
+  for (const std::string &name : dimNames(s))
+    if (hasDim(chain.k, name) != hasDim(chain.v, name))
+      return failure();
   return success();
 }
 
@@ -281,6 +287,24 @@ bool mlir::sluice::streaming::isCausalMask(MapOp map, StringRef rows,
   return indexOf(cmp.getLhs()) == cols && indexOf(cmp.getRhs()) == rows;
 }
 
+std::string mlir::sluice::streaming::pickRows(ArrayRef<std::string> candidates,
+                                              Value scores,
+                                              ArrayRef<MapOp> maps,
+                                              StringRef cols) {
+  for (const std::string &name : candidates)
+    if (llvm::any_of(maps,
+                     [&](MapOp map) { return isCausalMask(map, name, cols); }))
+      return name;
+  NamedTensorType type = getTensorType(scores);
+  auto key = [&](const std::string &name) {
+    return std::make_pair(type.getDimSize(name), *type.getDimPosition(name));
+  };
+  return *llvm::max_element(candidates, [&](const std::string &a,
+                                            const std::string &b) {
+    return key(a) < key(b);
+  });
+}
+
 StreamingAttr mlir::sluice::streaming::buildStreamingAttr(
     Phase direction, StringRef rows, StringRef cols, ContractOp scores,
     bool causal, RandomMaskOp mask) {
@@ -340,9 +364,9 @@ FailureOr<SoftmaxChain> mlir::sluice::streaming::matchSoftmaxChain(
   chain.q = colsFromRhs ? lhs : rhs;
   chain.k = colsFromRhs ? rhs : lhs;
   SmallVector<std::string> rows = colsFromRhs ? lhsFree : rhsFree;
-  if (rows.size() != 1)
+  if (rows.empty())
     return failure();
-  chain.rows = rows[0];
+  chain.rows = pickRows(rows, scores.getResult(), chain.scoreMaps, chain.cols);
   // The only score map the runtime kernels apply is the causal mask.
   if (!llvm::all_of(chain.scoreMaps, [&](MapOp map) {
         return isCausalMask(map, chain.rows, chain.cols);

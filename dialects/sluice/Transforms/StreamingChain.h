@@ -109,6 +109,15 @@ StreamingAttr buildStreamingAttr(Phase direction, StringRef rows,
 /// The dimension names of `value`'s tensor type, as a sorted list.
 SmallVector<std::string> dimNames(Value value);
 
+/// The query rows among `candidates`, the dims of the scores that only the
+/// query operand brings (one, or more with grouped- or multi-query
+/// attention: the query heads sharing one key/value head are a dim that
+/// K and V lack). The others are query-only batch dims (docs/Fusion.md):
+/// the row of a causal mask among `maps` (over `cols`) if there is one,
+/// else the longest, ties to the later one in the scores' layout.
+std::string pickRows(ArrayRef<std::string> candidates, Value scores,
+                     ArrayRef<MapOp> maps, StringRef cols);
+
 } // namespace mlir::sluice::streaming
 
 #endif // SLUICE_DIALECT_TRANSFORMS_STREAMINGCHAIN_H

@@ -17,7 +17,9 @@
 //   O[i, x]  = sum_j Pd[i, j] * V[j, x]             x < e
 //
 // and the backward (FlashAttention-2) takes dO, LSE and D[i] = sum_x dO[i, x]
-// O[i, x] and gives dQ, dK, dV. A row
+// O[i, x] and gives dQ, dK, dV. Query-only batch dims (grouped-query
+// attention, group_rank): K and V are shared by the slices of a group, and
+// dK, dV are the sums of the group's slices' gradients. A row
 // with every score masked has O = 0 and LSE = +inf, so its P is 0 in the
 // backward (no NaN).
 //
@@ -62,6 +64,11 @@ struct sluice_stream_problem {
   /// Number of batch dims (0..SLUICE_STREAM_MAX_BATCH) and their sizes.
   int batch_rank;
   int64_t batch[SLUICE_STREAM_MAX_BATCH];
+  /// The last `group_rank` batch dims are query-only (grouped- or
+  /// multi-query attention: the query heads sharing one key/value head):
+  /// K, V, dK and dV do not vary along them (batch stride 0), and the
+  /// backward sums dK and dV over them. 0: every batch dim is shared.
+  int group_rank;
   /// Query rows, key rows, QK^T's contracted extent, V's columns.
   int64_t m, n, d, e;
   /// Multiplies Q K^T before the mask and the softmax.
@@ -106,6 +113,17 @@ sluice_stream_slices(const struct sluice_stream_problem &p) {
   for (int b = 0; b < p.batch_rank; ++b)
     slices *= p.batch[b];
   return slices;
+}
+
+/// Number of query slices sharing one key/value slice (the product of the
+/// last group_rank batch sizes; 1 without query-only dims). Slices
+/// [s * group, (s + 1) * group) share key/value slice s.
+static inline SLUICE_HD int64_t
+sluice_stream_group_size(const struct sluice_stream_problem &p) {
+  int64_t group = 1;
+  for (int b = p.batch_rank - p.group_rank; b < p.batch_rank; ++b)
+    group *= p.batch[b];
+  return group;
 }
 
 /// The offset of `slice` (row-major over the batch dims, the last fastest)

@@ -11,9 +11,10 @@
 //   LSE are written.
 // * backward (FlashAttention-2, two passes, no atomics and no scratch): a dQ
 //   pass per (slice, query tile) streaming over key tiles, and a dK/dV pass
-//   per (slice, key tile) streaming over query tiles. Each recomputes
-//   P = exp(S - LSE) and the dropout draw; D[i] = sum_x dO[i, x] O[i, x]
-//   is an input (an ordinary fused kernel computes it before).
+//   per (key/value slice, key tile) streaming over the query tiles of every
+//   query slice of its group (grouped-query attention sums there). Each
+//   recomputes P = exp(S - LSE) and the dropout draw; D[i] = sum_x dO[i, x]
+//   O[i, x] is an input (an ordinary fused kernel computes it before).
 //
 // Accumulation is in f32 for float/f16/bf16 elements and in f64 for double
 // (tests); LSE has that accumulation type. With OpenMP the (slice, tile)
@@ -269,41 +270,45 @@ static void gradQueryTile(const sluice_stream_bwd_args &a, int64_t slice,
   storeRows<T>(p, a.dq, slice, i0, rows, d, t.acc.data(), A(p.scale));
 }
 
-/// Backward dK and dV of the keys [j0, j0 + BN) of `slice`.
+/// Backward dK and dV of the keys [j0, j0 + BN) of key/value slice
+/// `shared`, summed over the query slices of its group.
 template <typename T, int BM, int BN>
-static void gradKeyTile(const sluice_stream_bwd_args &a, int64_t slice,
+static void gradKeyTile(const sluice_stream_bwd_args &a, int64_t shared,
                         int64_t j0, Scratch<typename acc_type<T>::type> &t) {
   typedef typename acc_type<T>::type A;
   const sluice_stream_problem &p = a.p;
   const int64_t cols = p.n - j0 < BN ? p.n - j0 : BN, d = p.d, e = p.e;
-  const int64_t base = sluice_stream_counter_offset(p, slice);
-  loadRows<T>(t.k.data(), p, a.k, slice, j0, cols, d);
-  loadRows<T>(t.v.data(), p, a.v, slice, j0, cols, e);
+  const int64_t group = sluice_stream_group_size(p), first = shared * group;
+  loadRows<T>(t.k.data(), p, a.k, first, j0, cols, d);
+  loadRows<T>(t.v.data(), p, a.v, first, j0, cols, e);
   std::vector<A> &dk = t.acc, &dv = t.acc2;
   zero(dk, cols * d);
   zero(dv, cols * e);
-  // Causal: query rows before j0 see none of these keys.
-  for (int64_t i0 = p.causal ? j0 : 0; i0 < p.m; i0 += BM) {
-    const int64_t rows = p.m - i0 < BM ? p.m - i0 : BM;
-    loadQuerySide<T>(a, slice, i0, rows, t);
-    for (int64_t r = 0; r < rows; ++r) {
-      if (t.stat[r] == A(INFINITY))
-        continue;
-      for (int64_t c = 0; c < cols; ++c) {
-        if (p.causal && j0 + c > i0 + r)
+  for (int64_t slice = first; slice < first + group; ++slice) {
+    const int64_t base = sluice_stream_counter_offset(p, slice);
+    // Causal: query rows before j0 see none of these keys.
+    for (int64_t i0 = p.causal ? j0 : 0; i0 < p.m; i0 += BM) {
+      const int64_t rows = p.m - i0 < BM ? p.m - i0 : BM;
+      loadQuerySide<T>(a, slice, i0, rows, t);
+      for (int64_t r = 0; r < rows; ++r) {
+        if (t.stat[r] == A(INFINITY))
           continue;
-        A prob, drop, grad;
-        probAndGrad(p, t, base, r, i0 + r, c, j0 + c, prob, drop, grad);
-        A weight = prob * drop;
-        for (int64_t x = 0; x < e; ++x)
-          dv[c * e + x] += weight * t.dO[r * e + x];
-        for (int64_t x = 0; x < d; ++x)
-          dk[c * d + x] += grad * t.q[r * d + x];
+        for (int64_t c = 0; c < cols; ++c) {
+          if (p.causal && j0 + c > i0 + r)
+            continue;
+          A prob, drop, grad;
+          probAndGrad(p, t, base, r, i0 + r, c, j0 + c, prob, drop, grad);
+          A weight = prob * drop;
+          for (int64_t x = 0; x < e; ++x)
+            dv[c * e + x] += weight * t.dO[r * e + x];
+          for (int64_t x = 0; x < d; ++x)
+            dk[c * d + x] += grad * t.q[r * d + x];
+        }
       }
     }
   }
-  storeRows<T>(p, a.dk, slice, j0, cols, d, dk.data(), A(p.scale));
-  storeRows<T>(p, a.dv, slice, j0, cols, e, dv.data(), A(1));
+  storeRows<T>(p, a.dk, first, j0, cols, d, dk.data(), A(p.scale));
+  storeRows<T>(p, a.dv, first, j0, cols, e, dv.data(), A(1));
 }
 
 } // namespace sluice_stream_detail
@@ -336,6 +341,7 @@ void sluice_stream_attention_bwd_cpu(const sluice_stream_bwd_args &args) {
   a.p.dropout_threshold = sluice_dropout_threshold(a.p.dropout_p);
   typedef typename acc_type<T>::type A;
   const int64_t slices = sluice_stream_slices(a.p);
+  const int64_t shared = slices / sluice_stream_group_size(a.p);
   const int64_t queryTiles = (a.p.m + BM - 1) / BM;
   const int64_t keyTiles = (a.p.n + BN - 1) / BN;
   SLUICE_STREAM_PRAGMA(omp parallel) {
@@ -345,7 +351,7 @@ void sluice_stream_attention_bwd_cpu(const sluice_stream_bwd_args &args) {
       gradQueryTile<T, BM, BN>(a, task / queryTiles, (task % queryTiles) * BM,
                                t);
     SLUICE_STREAM_PRAGMA(omp for schedule(dynamic))
-    for (int64_t task = 0; task < slices * keyTiles; ++task)
+    for (int64_t task = 0; task < shared * keyTiles; ++task)
       gradKeyTile<T, BM, BN>(a, task / keyTiles, (task % keyTiles) * BN, t);
   }
 }

@@ -21,8 +21,9 @@
 // * forward: one block per (slice, 16 * warps query rows), streaming over
 //   key tiles with online rescaling; writes O and LSE (f32).
 // * backward, two kernels (no atomics, no scratch, deterministic): dQ per
-//   (slice, query rows) streaming over key tiles; dK and dV per (slice,
-//   16 * warps keys) streaming over query tiles. Both recompute
+//   (slice, query rows) streaming over key tiles; dK and dV per (key/value
+//   slice, 16 * warps keys) streaming over the query tiles of every query
+//   slice of its group (grouped-query attention sums there). Both recompute
 //   P = exp(S - LSE) and the dropout draw; D = rowsum(dO * O) is an input.
 //
 // The host functions launch on a stream and return the launch's error;
@@ -134,6 +135,18 @@ static __device__ __forceinline__ void clear(float (&acc)[NT][4]) {
 #pragma unroll
     for (int x = 0; x < 4; ++x)
       acc[nt][x] = 0.0f;
+}
+
+/// The backward's two products of a step, both with row stride `ld`:
+/// s = A B^T (the scores) and dp = C D^T (the probabilities' gradient).
+template <int HD, int NT, typename T>
+static __device__ __forceinline__ void
+scoresAndGradients(float (&s)[NT][4], float (&dp)[NT][4], const T *a,
+                   const T *b, const T *c, const T *d, int ld) {
+  clear(s);
+  clear(dp);
+  warpMma<NT, HD>(s, a, ld, b, ld, 1);
+  warpMma<NT, HD>(dp, c, ld, d, ld, 1);
 }
 
 /// Combines a row statistic over the 4 threads holding the row.
@@ -396,10 +409,9 @@ __global__ void __launch_bounds__(32 * WARPS)
     loadKeys<BN, HD, THREADS>(sK, sV, p, a.k, a.v, slice, j0);
     __syncthreads();
     float s[BN / 8][4], dp[BN / 8][4];
-    clear(s);
-    clear(dp);
-    warpMma<BN / 8, HD>(s, sQ + warp * 16 * LD, LD, sK, LD, 1);   // Q K^T
-    warpMma<BN / 8, HD>(dp, sdO + warp * 16 * LD, LD, sV, LD, 1); // dO V^T
+    // Q K^T and dO V^T.
+    scoresAndGradients<HD>(s, dp, sQ + warp * 16 * LD, sK, sdO + warp * 16 * LD,
+                           sV, LD);
 #pragma unroll
     for (int nt = 0; nt < BN / 8; ++nt)
 #pragma unroll
@@ -455,62 +467,66 @@ __global__ void __launch_bounds__(32 * WARPS)
         *sD = sLse + BMQ;
   const sluice_stream_problem &p = a.p;
   const Place at = place<WARPS>(p, p.n);
-  const int64_t slice = at.slice, j0 = at.first, keys = at.count;
+  // at.slice is the key/value slice; its group's query slices follow.
+  const int64_t group = sluice_stream_group_size(p), first = at.slice * group;
+  const int64_t j0 = at.first, keys = at.count;
   const int warp = at.warp, g = at.g, t = at.t;
   const float scale = p.scale, keepScale = p.keep_scale;
   T *warpP = sP + warp * 16 * LDQ, *warpdS = sdS + warp * 16 * LDQ;
 
-  loadKeys<BN, HD, THREADS>(sK, sV, p, a.k, a.v, slice, j0);
+  loadKeys<BN, HD, THREADS>(sK, sV, p, a.k, a.v, first, j0);
   float dk[HD / 8][4], dv[HD / 8][4];
   clear(dk);
   clear(dv);
-  const float *lseIn = base<const float>(p, a.lse, slice, 0);
-  const float *rowDotIn = base<const float>(p, a.d, slice, 0);
-  // Causal: query rows before j0 see none of these keys.
-  for (int64_t i0 = p.causal ? j0 : 0; i0 < p.m; i0 += BMQ) {
-    const int64_t rows = p.m - i0 < BMQ ? p.m - i0 : BMQ;
-    __syncthreads(); // the previous step's readers are done
-    loadTile<BMQ, HD, THREADS>(sQ, LD, base<const T>(p, a.q, slice, i0), a.q,
-                               rows, p.d);
-    loadTile<BMQ, HD, THREADS>(sdO, LD, base<const T>(p, a.d_o, slice, i0),
-                               a.d_o, rows, p.e);
-    for (int r = threadIdx.x; r < BMQ; r += THREADS) {
-      sLse[r] = r < rows ? lseIn[(i0 + r) * a.lse.row_stride] : INFINITY;
-      sD[r] = r < rows ? rowDotIn[(i0 + r) * a.d.row_stride] : 0.0f;
-    }
-    __syncthreads();
-    float s[BMQ / 8][4], dp[BMQ / 8][4];
-    clear(s);
-    clear(dp);
-    warpMma<BMQ / 8, HD>(s, sK + warp * 16 * LD, LD, sQ, LD, 1);   // K Q^T
-    warpMma<BMQ / 8, HD>(dp, sV + warp * 16 * LD, LD, sdO, LD, 1); // V dO^T
-#pragma unroll
-    for (int nt = 0; nt < BMQ / 8; ++nt)
-#pragma unroll
-      for (int x = 0; x < 4; ++x) {
-        const int r = x >> 1, c = nt * 8 + 2 * t + (x & 1);
-        const int64_t i = i0 + c, j = at.row[r];
-        float pd = 0.0f, ds = 0.0f;
-        if (j < p.n && c < rows && !(p.causal && j > i) &&
-            sLse[c] != INFINITY) {
-          const float prob = expf(s[nt][x] * scale - sLse[c]);
-          float drop = 1.0f;
-          if (p.has_dropout)
-            drop = sluice_stream_keep(p, at.counter, i, j) ? keepScale : 0.0f;
-          pd = prob * drop;
-          ds = prob * (dp[nt][x] * drop - sD[c]);
-        }
-        sluice_store(&warpP[(g + 8 * r) * LDQ + c], pd);
-        sluice_store(&warpdS[(g + 8 * r) * LDQ + c], ds);
+  for (int64_t slice = first; slice < first + group; ++slice) {
+    const int64_t counter = sluice_stream_counter_offset(p, slice);
+    const float *lseIn = base<const float>(p, a.lse, slice, 0);
+    const float *rowDotIn = base<const float>(p, a.d, slice, 0);
+    // Causal: query rows before j0 see none of these keys.
+    for (int64_t i0 = p.causal ? j0 : 0; i0 < p.m; i0 += BMQ) {
+      const int64_t rows = p.m - i0 < BMQ ? p.m - i0 : BMQ;
+      __syncthreads(); // the previous step's readers are done
+      loadTile<BMQ, HD, THREADS>(sQ, LD, base<const T>(p, a.q, slice, i0), a.q,
+                                 rows, p.d);
+      loadTile<BMQ, HD, THREADS>(sdO, LD, base<const T>(p, a.d_o, slice, i0),
+                                 a.d_o, rows, p.e);
+      for (int r = threadIdx.x; r < BMQ; r += THREADS) {
+        sLse[r] = r < rows ? lseIn[(i0 + r) * a.lse.row_stride] : INFINITY;
+        sD[r] = r < rows ? rowDotIn[(i0 + r) * a.d.row_stride] : 0.0f;
       }
-    __syncwarp();
-    warpMma<HD / 8, BMQ>(dv, warpP, LDQ, sdO, 1, LD); // P^T dO
-    warpMma<HD / 8, BMQ>(dk, warpdS, LDQ, sQ, 1, LD); // dS^T Q
+      __syncthreads();
+      float s[BMQ / 8][4], dp[BMQ / 8][4];
+      // K Q^T and V dO^T.
+      scoresAndGradients<HD>(s, dp, sK + warp * 16 * LD, sQ,
+                             sV + warp * 16 * LD, sdO, LD);
+#pragma unroll
+      for (int nt = 0; nt < BMQ / 8; ++nt)
+#pragma unroll
+        for (int x = 0; x < 4; ++x) {
+          const int r = x >> 1, c = nt * 8 + 2 * t + (x & 1);
+          const int64_t i = i0 + c, j = at.row[r];
+          float pd = 0.0f, ds = 0.0f;
+          if (j < p.n && c < rows && !(p.causal && j > i) &&
+              sLse[c] != INFINITY) {
+            const float prob = expf(s[nt][x] * scale - sLse[c]);
+            float drop = 1.0f;
+            if (p.has_dropout)
+              drop = sluice_stream_keep(p, counter, i, j) ? keepScale : 0.0f;
+            pd = prob * drop;
+            ds = prob * (dp[nt][x] * drop - sD[c]);
+          }
+          sluice_store(&warpP[(g + 8 * r) * LDQ + c], pd);
+          sluice_store(&warpdS[(g + 8 * r) * LDQ + c], ds);
+        }
+      __syncwarp();
+      warpMma<HD / 8, BMQ>(dv, warpP, LDQ, sdO, 1, LD); // P^T dO
+      warpMma<HD / 8, BMQ>(dk, warpdS, LDQ, sQ, 1, LD); // dS^T Q
+    }
   }
   const float kFactor[2] = {scale, scale}, vFactor[2] = {1.0f, 1.0f};
-  storeAcc(base<T>(p, a.dk, slice, j0 + warp * 16), a.dk, dk, kFactor,
+  storeAcc(base<T>(p, a.dk, first, j0 + warp * 16), a.dk, dk, kFactor,
            keys - warp * 16, p.d);
-  storeAcc(base<T>(p, a.dv, slice, j0 + warp * 16), a.dv, dv, vFactor,
+  storeAcc(base<T>(p, a.dv, first, j0 + warp * 16), a.dv, dv, vFactor,
            keys - warp * 16, p.e);
 }
 
@@ -578,7 +594,8 @@ cudaError_t sluice_stream_attention_bwd_cuda(const sluice_stream_bwd_args &a,
   if (status != cudaSuccess)
     return status;
   return launch(gradKeyKernel<T, WARPS, BMQ, HD>,
-                slices * ((a.p.n + rowsPerBlock - 1) / rowsPerBlock),
+                slices / sluice_stream_group_size(a.p) *
+                    ((a.p.n + rowsPerBlock - 1) / rowsPerBlock),
                 32 * WARPS, gradKeySmem<T, WARPS, BMQ, HD>(), a, stream);
 }
 

@@ -29,8 +29,11 @@ constexpr int64_t kCppQueryRows = 64, kCppKeyTile = 64;
 
 /// The dims of a streaming kernel.
 struct StreamDims {
-  /// In the layout order of the scores.
+  /// The dims K and V share with Q, then the query-only ones (grouped- or
+  /// multi-query attention: `group` of them, last), each in the layout
+  /// order of the scores.
   SmallVector<StringRef> batch;
+  int64_t group = 0;
   /// Their sizes.
   SmallVector<int64_t> batchSizes;
   StringRef rows, cols;
@@ -83,10 +86,11 @@ bool contiguous(NamedTensorType type, ArrayRef<StringRef> dims) {
 }
 
 /// The dims of `kernel` from its scores (a contraction of its body whose
-/// result has the rows and the cols: its other dims are the batch dims), Q
-/// (c is its one dim besides them) and V (e likewise).
+/// result has the rows and the cols: its other dims are the batch dims, the
+/// ones K lacks last), Q (c is its one dim besides them) and V (e likewise).
 FailureOr<StreamDims> streamDims(KernelOp kernel, StreamingAttr info,
-                                 NamedTensorType q, NamedTensorType v) {
+                                 NamedTensorType q, NamedTensorType k,
+                                 NamedTensorType v) {
   StreamDims dims;
   dims.rows = info.getRows();
   dims.cols = info.getCols();
@@ -101,11 +105,15 @@ FailureOr<StreamDims> streamDims(KernelOp kernel, StreamingAttr info,
     return kernel.emitOpError()
            << "is a streaming kernel without a contraction over ('" << dims.rows
            << "', '" << dims.cols << "') in its body";
-  for (auto [dim, size] : llvm::zip(scores.getDimNames(), scores.getSizes()))
-    if (dim.getValue() != dims.rows && dim.getValue() != dims.cols) {
-      dims.batch.push_back(dim.getValue());
-      dims.batchSizes.push_back(size);
-    }
+  for (bool queryOnly : {false, true})
+    for (auto [dim, size] :
+         llvm::zip(scores.getDimNames(), scores.getSizes()))
+      if (dim.getValue() != dims.rows && dim.getValue() != dims.cols &&
+          k.hasDim(dim.getValue()) != queryOnly) {
+        dims.batch.push_back(dim.getValue());
+        dims.batchSizes.push_back(size);
+        dims.group += queryOnly;
+      }
   dims.c = otherDims(q, dims.batch, dims.rows);
   dims.e = otherDims(v, dims.batch, dims.cols);
   if (dims.c.empty() || dims.e.empty())
@@ -204,7 +212,7 @@ LogicalResult ModuleEmitter::lowerStreaming(KernelOp kernel) {
     return llvm::cast<NamedTensorType>(values[index].getType());
   };
   NamedTensorType q = typeOf(0), k = typeOf(1), v = typeOf(2);
-  FailureOr<StreamDims> dims = streamDims(kernel, info, q, v);
+  FailureOr<StreamDims> dims = streamDims(kernel, info, q, k, v);
   if (failed(dims))
     return failure();
   Type element = q.getElementType();
@@ -257,7 +265,7 @@ LogicalResult ModuleEmitter::lowerStreaming(KernelOp kernel) {
   exec::AttentionOp::create(
       execBuilder, kernel.getLoc(), ArrayRef(pointers).take_front(inputs),
       ArrayRef(pointers).drop_front(inputs), backward, element, s.batchSizes,
-      q.getDimSize(s.rows), k.getDimSize(s.cols), d, e,
+      s.group, q.getDimSize(s.rows), k.getDimSize(s.cols), d, e,
       ArrayAttr::get(module.getContext(), strides), counterStrides(kernel, s),
       info.getScale().getValue(), info.getCausal(),
       info.getDropout().getValue(), info.getStream(), *tiles, description);

@@ -123,6 +123,9 @@ class Spec:
         self.heads = dims["heads"]
         self.embed = dims["embed"]
         self.head_dim = dims.get("head_dim", self.embed // self.heads)
+        # Grouped-query attention: K and V project to kv_heads heads (only
+        # shapes() knows it; run_layer computes multi-head attention).
+        self.kv_heads = dims.get("kv_heads", self.heads)
         self.ffn = dims.get("ffn", 4 * self.embed)
         self.norm = data.get("norm", "post")
         self.causal = data.get("causal", False)
@@ -139,11 +142,12 @@ class Spec:
         """Every boundary input's PyTorch shape (dy too when training)."""
         B, S, E, U = self.batch, self.seq, self.embed, self.ffn
         shapes = {"x": (B, S, E)}
+        KV = self.kv_heads * self.head_dim
         for n in ["wq", "wk", "wv", "wo"]:
-            shapes[n] = (E, E)
+            shapes[n] = (KV, E) if n in ("wk", "wv") else (E, E)
         for n in ["bq", "bk", "bv", "bo", "b2", "ln1_scale", "ln1_bias",
                   "ln2_scale", "ln2_bias"]:
-            shapes[n] = (E,)
+            shapes[n] = (KV,) if n in ("bk", "bv") else (E,)
         shapes["w1"] = (U, E)
         shapes["b1"] = (U,)
         shapes["w2"] = (E, U)
@@ -367,6 +371,9 @@ class Layer:
 
 def run_layer(spec, inputs, seed):
     """{'y': ..., 'd_<name>': ...}: the outputs `sluicec run` writes."""
+    if spec.kv_heads != spec.heads:
+        raise ValueError("reference_layer computes multi-head attention only "
+                         "(kv_heads %d != heads %d)" % (spec.kv_heads, spec.heads))
     w = {n: np.asarray(a, dtype=np.float64) for n, a in inputs.items()}
     layer = Layer(spec, seed)
     y, cache = layer.forward(w)
