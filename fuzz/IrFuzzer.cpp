@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sluice/Analysis/DataMovement.h"
+#include "dialects/sluice/Analysis/DataMovement.h"
 #include "sluice/Codegen/MemoryPlan.h"
 #include "sluice/Pipeline/Pipeline.h"
 

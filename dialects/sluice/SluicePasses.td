@@ -8,7 +8,7 @@ include "mlir/Pass/PassBase.td"
 def SluiceCount : Pass<"sluice-count", "::mlir::ModuleOp"> {
   let summary = "Annotates every op with its class, flop and bytes moved";
   let description = [{
-    Runs the data-movement analysis (`sluice/Analysis/DataMovement.h`) and
+    Runs the data-movement analysis (`dialects/sluice/Analysis/DataMovement.h`) and
     attaches its numbers to every counted op as discardable attributes, and
     the totals to each graph. Fails, naming the op, if a count overflows 64
     bits. The counting rules are in docs/Accounting.md.
@@ -129,54 +129,11 @@ def SluiceAutodiff : Pass<"sluice-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
 }
 
-def SluiceSelectLayouts : Pass<"sluice-select-layouts", "::mlir::sluice::GraphOp"> {
-  let summary = "Chooses every intermediate tensor's layout and every contraction's GEMM mapping from the cost model";
-  let description = [{
-    Global layout selection (docs/Layout.md): tensors tied by element-wise
-    ops and composites form layout classes; every class that touches a
-    contraction and holds no boundary tensor (graph argument or result,
-    rename, relayout) gets the dimension order that minimizes the cost
-    model's predicted time of the graph's contractions (as the
-    strided-batched GEMMs their layouts map to, plus the relayouts
-    `--sluice-legalize-contractions` would insert where they map to none;
-    with `backward`, their two gradient contractions too) and of its
-    reductions (along or across the contiguous dimension). The minimum is
-    exact: LayoutSolver's frontier DP over the terms in program order. Only
-    types change; the GEMM mappings follow from them (GemmMapping.h), e.g. a
-    projection that writes `[j, b, h, p]` as a GEMM per `b` with the weight
-    shared (batch stride 0), which the attention contractions read without
-    relayouts.
-
-    Before (`q` feeds `qk`, which needs `[b, h]` collapsible):
-    ```mlir
-    %q = sluice.contract %x, %wq : (!sluice.tensor<[b=2, j=4, i=8], f32>,
-        !sluice.tensor<[h=2, p=4, i=8], f32>) -> !sluice.tensor<[b=2, j=4, h=2, p=4], f32>
-    ```
-    After: `-> !sluice.tensor<[j=4, b=2, h=2, p=4], f32>`.
-  }];
-  let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"\"",
-           "The GPU target to price on (a built-in name or a JSON file); "
-           "empty: the module's sluice.target architecture's default, else h100">,
-    Option<"backward", "backward", "bool", /*default=*/"false",
-           "Price each contraction's gradient contractions too (training)">,
-    Option<"checkExhaustive", "check-exhaustive", "bool", /*default=*/"false",
-           "Also enumerate every assignment and fail unless it agrees (tests)">,
-    Option<"maxCandidates", "max-candidates", "unsigned", /*default=*/"0",
-           "Keep only the first N candidate layouts of each class (0: all; "
-           "tests that enumerate exhaustively)">,
-    Option<"remark", "remark", "bool", /*default=*/"false",
-           "Report the selection (classes, changed tensors, solver states, "
-           "predicted seconds) as a remark on each graph">,
-  ];
-
-}
-
 def SluiceLegalizeContractions : Pass<"sluice-legalize-contractions", "::mlir::sluice::GraphOp"> {
   let summary = "Inserts relayouts so that every contraction is one strided-batched GEMM";
   let description = [{
     For every `sluice.contract` at the top level of a graph whose layouts
-    have no GEMM mapping (`sluice/Codegen/GemmMapping.h`: a group of batch,
+    have no GEMM mapping (`dialects/sluice/Analysis/GemmMapping.h`: a group of batch,
     free or contracted dimensions is not contiguous, or appears in another
     order, in one of the tensors), relayouts some of the operands to
     `[batch..., free..., contracted...]` (or `[batch..., contracted...,

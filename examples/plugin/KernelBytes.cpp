@@ -11,9 +11,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/sluice/Analysis/DataMovement.h"
 #include "dialects/sluice/SluiceBuilders.h"
 #include "dialects/sluice/SluiceOps.h"
-#include "sluice/Analysis/DataMovement.h"
 
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"

@@ -3,14 +3,15 @@
 // Reads each kernel's layout and configuration from the IR and hands the
 // cost model plain shapes: a fused kernel's thread schedule
 // (sluice/Codegen/Schedule.h) and how each charged tensor lies against it;
-// a GEMM kernel's strided-batched mapping (sluice/Codegen/GemmMapping.h).
-// The bytes are always the accounting's (chargedTensors).
+// a GEMM kernel's strided-batched mapping
+// (dialects/sluice/Analysis/GemmMapping.h). The bytes are always the
+// accounting's (chargedTensors).
 //
 //===----------------------------------------------------------------------===//
 
 #include "sluice/Analysis/ModuleCost.h"
 
-#include "sluice/Codegen/GemmMapping.h"
+#include "dialects/sluice/Analysis/GemmMapping.h"
 #include "sluice/Codegen/Schedule.h"
 
 #include "mlir/IR/Diagnostics.h"

@@ -3,6 +3,7 @@
 #include "sluice/Pipeline/Pipeline.h"
 
 #include "dialects/sluice/SluicePasses.h"
+#include "sluice/Layout/Passes.h"
 #include "sluice/Spec/EncoderBuilder.h"
 #include "sluice/Support/InputLimits.h"
 
@@ -12,6 +13,11 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+
+namespace mlir::sluice {
+#define GEN_PASS_DECL_SLUICESELECTLAYOUTS
+#include "lib/Layout/LayoutPasses.h.inc"
+} // namespace mlir::sluice
 
 using namespace mlir;
 using namespace mlir::sluice;

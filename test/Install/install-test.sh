@@ -15,7 +15,7 @@ mkdir -p "$work"
 echo "== cmake --install $build_dir --prefix $prefix"
 cmake --install "$build_dir" --prefix "$prefix" >"$work/install.log"
 for f in bin/sluicec bin/sluice-opt lib/cmake/Sluice/SluiceConfig.cmake \
-         lib/libSluicePipeline.a include/sluice/Analysis/DataMovement.h \
+         lib/libSluicePipeline.a include/dialects/sluice/Analysis/DataMovement.h \
          include/dialects/sluice/SluiceOps.h \
          include/dialects/sluice/SluiceOps.h.inc; do
   [ -e "$prefix/$f" ] || { echo "install-test: error: $prefix/$f is missing"; exit 1; }

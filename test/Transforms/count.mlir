@@ -1,5 +1,5 @@
 // --sluice-count annotates every counted op with its class, flop and bytes
-// (lib/Analysis/DataMovement.cpp) and every graph with its totals. The
+// (dialects/sluice/Analysis/DataMovement.cpp) and every graph with its totals. The
 // expected numbers are worked out by hand from the rules:
 //   contract: flop = 2 x the product of the sizes of every distinct dimension
 //     of the two operands;

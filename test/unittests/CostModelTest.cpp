@@ -7,9 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SluiceTestFixture.h"
 #include "sluice/Analysis/CostModel.h"
-#include "sluice/Analysis/DataMovement.h"
+#include "SluiceTestFixture.h"
+#include "dialects/sluice/Analysis/DataMovement.h"
 #include "sluice/Analysis/ModuleCost.h"
 #include "sluice/Analysis/ProfileDatabase.h"
 

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/sluice/Analysis/DataMovement.h"
 #include "SluiceTestFixture.h"
-#include "sluice/Analysis/DataMovement.h"
 #include "sluice/Pipeline/Pipeline.h"
 #include "sluice/Spec/EncoderBuilder.h"
 

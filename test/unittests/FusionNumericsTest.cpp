@@ -28,7 +28,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "SluiceTestFixture.h"
-#include "sluice/Analysis/DataMovement.h"
+#include "dialects/sluice/Analysis/DataMovement.h"
 #include "sluice/Driver/Run.h"
 #include "sluice/Pipeline/Pipeline.h"
 #include "sluice/Spec/EncoderBuilder.h"

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sluice/Codegen/GemmMapping.h"
+#include "dialects/sluice/Analysis/GemmMapping.h"
 #include "sluice/Interpreter/Interpreter.h"
 #include "sluice/Runtime/sluice_cpu_gemm.h"
 #include "sluice/Spec/EncoderBuilder.h"

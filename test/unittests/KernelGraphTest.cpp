@@ -8,9 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SluiceTestFixture.h"
-#include "sluice/Analysis/DataMovement.h"
 #include "sluice/Report/KernelGraph.h"
+#include "SluiceTestFixture.h"
+#include "dialects/sluice/Analysis/DataMovement.h"
 #include "sluice/Report/Roofline.h"
 
 #include <gtest/gtest.h>

@@ -13,6 +13,7 @@
 #include "dialects/sluice_exec/ExecDialect.h"
 #include "sluice/Codegen/Emit.h"
 #include "sluice/Codegen/Schedule.h"
+#include "sluice/Layout/Passes.h"
 #include "sluice/Pipeline/Pipeline.h"
 #include "sluice/Support/CommandLine.h"
 #include "sluice/Target/Translate.h"
@@ -61,6 +62,7 @@ int main(int argc, char **argv) {
   registry.insert<sluice::SluiceDialect, sluice::exec::ExecDialect,
                   arith::ArithDialect, math::MathDialect>();
   sluice::registerSluicePasses();
+  sluice::registerLayoutPasses();
   sluice::registerSluicePipelines();
   sluice::registerSchedulePass();
   sluice::registerEmitPasses();

@@ -1,7 +1,7 @@
 //===- Count.cpp - annotate ops with their flop and bytes -----------------===//
 
+#include "dialects/sluice/Analysis/DataMovement.h"
 #include "dialects/sluice/SluicePasses.h"
-#include "sluice/Analysis/DataMovement.h"
 
 namespace mlir::sluice {
 #define GEN_PASS_DEF_SLUICECOUNT

@@ -13,8 +13,8 @@
 
 #include "FusionPlan.h"
 
+#include "dialects/sluice/Analysis/GemmMapping.h"
 #include "dialects/sluice/SluiceBuilders.h"
-#include "sluice/Codegen/GemmMapping.h"
 
 #include "llvm/ADT/SetVector.h"
 

@@ -2,14 +2,14 @@
 //
 // A contraction runs as one strided-batched GEMM only if each group of its
 // dimensions (batch, free, contracted) is contiguous and in one order in
-// every tensor holding it (sluice/Codegen/GemmMapping.h). Where that fails,
-// this pass relayouts some of the three tensors, the cheapest subset that
-// maps (sluice/Codegen/RelayoutPlan.h).
+// every tensor holding it (dialects/sluice/Analysis/GemmMapping.h). Where that
+// fails, this pass relayouts some of the three tensors, the cheapest subset
+// that maps (dialects/sluice/Analysis/RelayoutPlan.h).
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/sluice/Analysis/RelayoutPlan.h"
 #include "dialects/sluice/SluicePasses.h"
-#include "sluice/Codegen/RelayoutPlan.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
@@ -63,7 +63,8 @@ struct LegalizeContractionsPass
 
   LogicalResult legalizeGraph(GraphOp graph) {
     // Unnamed contractions are named in reports by their index among the
-    // unnamed ones (lib/Analysis/DataMovement.cpp); their relayouts follow.
+    // unnamed ones (dialects/sluice/Analysis/DataMovement.cpp); their relayouts
+    // follow.
     SmallVector<std::pair<ContractOp, std::string>> contracts;
     unsigned unnamed = 0;
     graph.walk([&](ContractOp contract) {

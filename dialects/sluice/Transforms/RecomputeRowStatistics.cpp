@@ -25,9 +25,9 @@
 #include "SavedTensors.h"
 #include "StreamingChain.h"
 
+#include "dialects/sluice/Analysis/DataMovement.h"
 #include "dialects/sluice/SluiceBuilders.h"
 #include "dialects/sluice/SluicePasses.h"
-#include "sluice/Analysis/DataMovement.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"

@@ -9,7 +9,6 @@
 #include "StreamingChain.h"
 
 #include "dialects/sluice/SluiceBuilders.h"
-#include "sluice/Runtime/sluice_stream.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -238,16 +237,16 @@ int64_t extentOf(Value value, ArrayRef<std::string> dims) {
 /// True if the runtime kernels (include/sluice/Runtime/sluice_stream.h) take
 /// the chain's shapes: the dims q and k contract (c, e.g. a rotary split of
 /// the head) and v's dims besides the scores' (e) each span at most
-/// SLUICE_STREAM_MAX_HEAD_DIM elements, and the scores have at most
-/// SLUICE_STREAM_MAX_BATCH batch dims (their dims besides rows and cols).
+/// kMaxHeadDim elements, and the scores have at most kMaxBatchDims batch
+/// dims (their dims besides rows and cols).
 bool fitsRuntimeKernels(SoftmaxChain &chain) {
   Value s = chain.scores.getResult();
   SmallVector<std::string> c = dimsBesideScores(chain.q, s);
   SmallVector<std::string> e = dimsBesideScores(chain.v, s);
   return !c.empty() && !e.empty() && dimsBesideScores(chain.k, s) == c &&
-         getTensorType(s).getRank() - 2 <= SLUICE_STREAM_MAX_BATCH &&
-         extentOf(chain.q, c) <= SLUICE_STREAM_MAX_HEAD_DIM &&
-         extentOf(chain.v, e) <= SLUICE_STREAM_MAX_HEAD_DIM;
+         getTensorType(s).getRank() - 2 <= kMaxBatchDims &&
+         extentOf(chain.q, c) <= kMaxHeadDim &&
+         extentOf(chain.v, e) <= kMaxHeadDim;
 }
 
 } // namespace

@@ -23,6 +23,14 @@
 
 namespace mlir::sluice::streaming {
 
+/// What the runtime kernels take: at most this many batch dims and this
+/// many elements of the contracted and the value dim. They are the runtime's
+/// SLUICE_STREAM_MAX_BATCH / SLUICE_STREAM_MAX_HEAD_DIM
+/// (include/sluice/Runtime/sluice_stream.h), which the dialect does not
+/// include; lib/Codegen/Emit/StreamingKernel.cpp asserts that they agree.
+constexpr int64_t kMaxBatchDims = 4;
+constexpr int64_t kMaxHeadDim = 128;
+
 /// A softmax between two contractions, as --sluice-decompose spells it:
 ///
 ///   s  = contract(q, k) {scale}        rows come from q, cols from k

@@ -1,10 +1,11 @@
-//===- CostModel.h - predicted kernel times on a GPU target ------*- C++ -*-===//
+//===- CostModel.h - predicted kernel times on a GPU target ------*- C++
+//-*-===//
 //
 // The GPU cost model: the predicted time of a kernel in a given layout and
 // configuration on a GpuTarget (sluice/Analysis/Target.h). Memory-bound
 // kernels are timed from the bytes the accounting charges
-// (sluice/Analysis/DataMovement.h) at a bandwidth that depends on how each
-// tensor is accessed; GEMMs by a roofline with a shape- and
+// (dialects/sluice/Analysis/DataMovement.h) at a bandwidth that depends on how
+// each tensor is accessed; GEMMs by a roofline with a shape- and
 // alignment-dependent efficiency; every kernel pays the launch overhead.
 // The formulas are in docs/Layout.md; this header holds only plain structs
 // and pure functions, so a layout search can ask "what if" without IR.
@@ -55,7 +56,8 @@ struct MemoryKernelShape {
   int64_t launchedLanes = 1;
 };
 
-/// One GEMM call (column-major, sluice/Codegen/GemmMapping.h's convention).
+/// One GEMM call (column-major, dialects/sluice/Analysis/GemmMapping.h's
+/// convention).
 struct GemmShape {
   int64_t m = 1, n = 1, k = 1, batch = 1;
   bool transA = false, transB = false;

@@ -10,8 +10,8 @@
 #ifndef SLUICE_ANALYSIS_MODULECOST_H
 #define SLUICE_ANALYSIS_MODULECOST_H
 
+#include "dialects/sluice/Analysis/DataMovement.h"
 #include "sluice/Analysis/CostModel.h"
-#include "sluice/Analysis/DataMovement.h"
 #include "sluice/Analysis/ProfileDatabase.h"
 
 #include <array>

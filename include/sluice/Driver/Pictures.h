@@ -9,7 +9,7 @@
 #ifndef SLUICE_DRIVER_PICTURES_H
 #define SLUICE_DRIVER_PICTURES_H
 
-#include "sluice/Analysis/DataMovement.h"
+#include "dialects/sluice/Analysis/DataMovement.h"
 #include "sluice/Analysis/Target.h"
 #include "sluice/Driver/OutputFiles.h"
 

@@ -9,8 +9,8 @@
 #ifndef SLUICE_PIPELINE_PIPELINE_H
 #define SLUICE_PIPELINE_PIPELINE_H
 
+#include "dialects/sluice/Analysis/DataMovement.h"
 #include "dialects/sluice/SluiceAttrs.h"
-#include "sluice/Analysis/DataMovement.h"
 #include "sluice/Codegen/MemoryPlan.h"
 #include "sluice/Spec/LayerSpec.h"
 

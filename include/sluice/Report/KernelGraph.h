@@ -11,7 +11,7 @@
 #ifndef SLUICE_REPORT_KERNELGRAPH_H
 #define SLUICE_REPORT_KERNELGRAPH_H
 
-#include "sluice/Analysis/DataMovement.h"
+#include "dialects/sluice/Analysis/DataMovement.h"
 
 #include <cstdint>
 #include <string>

@@ -11,7 +11,7 @@
 #ifndef SLUICE_REPORT_LAYOUTPOLICIES_H
 #define SLUICE_REPORT_LAYOUTPOLICIES_H
 
-#include "sluice/Analysis/DataMovement.h"
+#include "dialects/sluice/Analysis/DataMovement.h"
 #include "sluice/Analysis/ModuleCost.h"
 
 #include "llvm/ADT/StringRef.h"

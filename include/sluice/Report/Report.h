@@ -1,15 +1,15 @@
 //===- Report.h - report.json, report.md and the summary table -*- C++ -*-===//
 //
 // Serialization only: the numbers come from the data-movement analysis
-// (sluice/Analysis/DataMovement.h). The report.json schema is documented in
-// docs/Report.md.
+// (dialects/sluice/Analysis/DataMovement.h). The report.json schema is
+// documented in docs/Report.md.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef SLUICE_REPORT_REPORT_H
 #define SLUICE_REPORT_REPORT_H
 
-#include "sluice/Analysis/DataMovement.h"
+#include "dialects/sluice/Analysis/DataMovement.h"
 #include "sluice/Analysis/ModuleCost.h"
 #include "sluice/Analysis/Target.h"
 #include "sluice/Codegen/MemoryPlan.h"

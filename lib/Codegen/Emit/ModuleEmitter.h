@@ -13,7 +13,7 @@
 
 #include "dialects/sluice_exec/ExecOps.h"
 
-#include "sluice/Codegen/GemmMapping.h"
+#include "dialects/sluice/Analysis/GemmMapping.h"
 #include "sluice/Codegen/MemoryPlan.h"
 #include "sluice/Target/HostEmitter.h"
 

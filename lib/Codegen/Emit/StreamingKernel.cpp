@@ -14,8 +14,15 @@
 #include "ModuleEmitter.h"
 
 #include "dialects/sluice/DropoutOrder.h"
+#include "dialects/sluice/Transforms/StreamingChain.h"
 
 #include "sluice/Runtime/sluice_stream.h"
+
+// The streaming rule fuses only what the runtime kernels take.
+static_assert(mlir::sluice::streaming::kMaxBatchDims ==
+              SLUICE_STREAM_MAX_BATCH);
+static_assert(mlir::sluice::streaming::kMaxHeadDim ==
+              SLUICE_STREAM_MAX_HEAD_DIM);
 
 #include "llvm/ADT/STLExtras.h"
 

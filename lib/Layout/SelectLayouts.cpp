@@ -7,7 +7,9 @@
 
 #include "LayoutSelection.h"
 
-#include "dialects/sluice/SluicePasses.h"
+#include "sluice/Layout/Passes.h"
+
+#include "mlir/Pass/Pass.h"
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -15,8 +17,10 @@
 #include <cmath>
 
 namespace mlir::sluice {
+#define GEN_PASS_DECL_SLUICESELECTLAYOUTS
 #define GEN_PASS_DEF_SLUICESELECTLAYOUTS
-#include "dialects/sluice/SluicePasses.h.inc"
+#define GEN_PASS_REGISTRATION
+#include "lib/Layout/LayoutPasses.h.inc"
 } // namespace mlir::sluice
 
 using namespace mlir;
@@ -67,8 +71,8 @@ struct SelectLayoutsPass
       graph.emitRemark() << "layout selection on " << gpu->name << ": "
                          << selection.classes.size() << " classes, "
                          << selection.problem.terms.size() << " terms, "
-                         << changed << " tensors changed, "
-                         << solution->states << " solver states, predicted "
+                         << changed << " tensors changed, " << solution->states
+                         << " solver states, predicted "
                          << llvm::formatv("{0:F3}", solution->cost * 1e3).str()
                          << " ms";
   }
@@ -85,3 +89,5 @@ struct SelectLayoutsPass
 };
 
 } // namespace
+
+void mlir::sluice::registerLayoutPasses() { registerSluiceLayoutPasses(); }

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sluice/Codegen/GemmMapping.h"
+#include "dialects/sluice/Analysis/GemmMapping.h"
 
 #include <limits>
 
@@ -101,13 +101,9 @@ FailureOr<GroupView> viewBatchGroup(NamedTensorType type,
                                     ArrayRef<int64_t> strides,
                                     ArrayRef<StringAttr> group,
                                     NamedTensorType result) {
-  if (llvm::all_of(group, [&](StringAttr name) {
-        return holds(type, name);
-      }))
+  if (llvm::all_of(group, [&](StringAttr name) { return holds(type, name); }))
     return viewGroup(type, strides, group);
-  if (llvm::any_of(group, [&](StringAttr name) {
-        return holds(type, name);
-      }))
+  if (llvm::any_of(group, [&](StringAttr name) { return holds(type, name); }))
     return failure();
   GroupView view;
   for (StringAttr name : group)

@@ -8,9 +8,9 @@
 
 #include "LayoutSelection.h"
 
+#include "dialects/sluice/Analysis/RelayoutPlan.h"
 #include "sluice/Analysis/CostModel.h"
 #include "sluice/Analysis/ModuleCost.h"
-#include "sluice/Codegen/RelayoutPlan.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -99,8 +99,8 @@ constexpr double kInfeasibleSeconds = 1.0e6;
 GemmShape chargedGemmShape(const GemmMapping &mapping,
                            const std::array<NamedTensorType, 3> &types) {
   GemmShape shape = gemmShapeOf(mapping, types[kLhsRole]);
-  shape.flop = 2 * static_cast<uint64_t>(shape.m) * shape.n * shape.k *
-               shape.batch;
+  shape.flop =
+      2 * static_cast<uint64_t>(shape.m) * shape.n * shape.k * shape.batch;
   for (NamedTensorType type : types)
     shape.bytes += relayoutBytes(type);
   return shape;
@@ -254,8 +254,9 @@ double SelectionBuilder::copySeconds(NamedTensorType type) const {
              (target.dramBytesPerSecond * target.streamEfficiency);
 }
 
-double SelectionBuilder::biasSeconds(
-    const std::array<NamedTensorType, 3> &types, NamedTensorType bias) {
+double
+SelectionBuilder::biasSeconds(const std::array<NamedTensorType, 3> &types,
+                              NamedTensorType bias) {
   auto key = std::make_tuple(Type(types[0]), Type(types[1]), Type(types[2]));
   auto cached = biasCache.find(key);
   if (cached != biasCache.end())
@@ -294,7 +295,7 @@ SelectionBuilder::planFor(const std::array<NamedTensorType, 3> &types,
     else if (role < 2 && types[role].getRank() > 0)
       innermost[role] = types[role].getDimNames().back();
   }
-  PlanKey key = {kind,    mask,        kept[0],     kept[1],
+  PlanKey key = {kind,    mask,         kept[0],     kept[1],
                  kept[2], innermost[0], innermost[1]};
   auto cached = planCache.find(key);
   if (cached != planCache.end())
@@ -324,10 +325,9 @@ double SelectionBuilder::relayoutedGemmSeconds(
   return seconds;
 }
 
-
-
-double SelectionBuilder::gemmSeconds(const std::array<NamedTensorType, 3> &types,
-                                     unsigned kind) {
+double
+SelectionBuilder::gemmSeconds(const std::array<NamedTensorType, 3> &types,
+                              unsigned kind) {
   auto key = std::make_tuple(Type(types[0]), Type(types[1]), Type(types[2]));
   auto cached = gemmCache.find(key);
   if (cached != gemmCache.end())
@@ -373,12 +373,11 @@ void SelectionBuilder::addContractionTerm(ContractOp contract) {
          selection.classes[term.vars[slot[role]]].candidates)
       typesOf[role].push_back(type.withLayout(layout));
   }
-  auto gradient = [](NamedTensorType a, NamedTensorType b,
-                     NamedTensorType c) {
+  auto gradient = [](NamedTensorType a, NamedTensorType b, NamedTensorType c) {
     return std::array<NamedTensorType, 3>{a, b, c};
   };
-  std::array<NamedTensorType, 3> current = {
-      typesOf[0][0], typesOf[1][0], typesOf[2][0]};
+  std::array<NamedTensorType, 3> current = {typesOf[0][0], typesOf[1][0],
+                                            typesOf[2][0]};
   dims = {classifyContraction(current[0], current[1], current[2]),
           classifyContraction(current[2], current[1], current[0]),
           classifyContraction(current[0], current[2], current[1])};
@@ -422,10 +421,9 @@ void SelectionBuilder::addReductionTerm(Operation *op,
                      (target.dramBytesPerSecond * target.streamEfficiency);
   // Across the contiguous dimension every element costs its own 32-byte
   // sector, of which L2 keeps the rest (CostModel.h's strided factor).
-  double strided =
-      std::max(1.0, double(CostModelConstants::kSectorBytes) /
-                        type.getElementByteWidth() /
-                        CostModelConstants::kL2OverDramBandwidth);
+  double strided = std::max(1.0, double(CostModelConstants::kSectorBytes) /
+                                     type.getElementByteWidth() /
+                                     CostModelConstants::kL2OverDramBandwidth);
   FactoredProblem::Term term;
   term.vars = {static_cast<unsigned>(var)};
   for (const SmallVector<StringAttr> &layout :
@@ -464,8 +462,9 @@ mlir::sluice::buildLayoutSelection(GraphOp graph, const GpuTarget &target,
   return SelectionBuilder(target, options).build(graph);
 }
 
-unsigned mlir::sluice::applyLayoutSelection(
-    const LayoutSelection &selection, const std::vector<unsigned> &choice) {
+unsigned
+mlir::sluice::applyLayoutSelection(const LayoutSelection &selection,
+                                   const std::vector<unsigned> &choice) {
   unsigned changed = 0;
   for (auto [cls, chosen] : llvm::zip(selection.classes, choice)) {
     for (Value member : cls.members) {

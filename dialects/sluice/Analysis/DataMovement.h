@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SLUICE_ANALYSIS_DATAMOVEMENT_H
-#define SLUICE_ANALYSIS_DATAMOVEMENT_H
+#ifndef SLUICE_DIALECT_ANALYSIS_DATAMOVEMENT_H
+#define SLUICE_DIALECT_ANALYSIS_DATAMOVEMENT_H
 
 #include "dialects/sluice/SluiceOps.h"
 
@@ -147,4 +147,4 @@ FailureOr<ModuleCounts> countModule(ModuleOp module);
 
 } // namespace mlir::sluice
 
-#endif // SLUICE_ANALYSIS_DATAMOVEMENT_H
+#endif // SLUICE_DIALECT_ANALYSIS_DATAMOVEMENT_H

@@ -1,6 +1,6 @@
 //===- DataMovement.cpp - flop and byte accounting ------------------------===//
 
-#include "sluice/Analysis/DataMovement.h"
+#include "dialects/sluice/Analysis/DataMovement.h"
 
 #include "dialects/sluice/SluiceBuilders.h"
 
@@ -240,12 +240,11 @@ FailureOr<ModuleCounts> mlir::sluice::countModule(ModuleOp module) {
       OpCount count;
       count.op = op;
       count.kind = op->getName().stripDialect().str();
-      if (auto name = op->getAttrOfType<StringAttr>(
-              SluiceDialect::getOpNameAttrName()))
+      if (auto name =
+              op->getAttrOfType<StringAttr>(SluiceDialect::getOpNameAttrName()))
         count.name = name.getValue().str();
       else
-        count.name =
-            count.kind + "_" + std::to_string(numbering[count.kind]++);
+        count.name = count.kind + "_" + std::to_string(numbering[count.kind]++);
       count.opClass = classifyOp(op);
       if (auto kernel = llvm::dyn_cast<KernelOp>(op)) {
         ArrayAttr names = kernel.getMembers();
@@ -270,13 +269,13 @@ FailureOr<ModuleCounts> mlir::sluice::countModule(ModuleOp module) {
       if (!counts.total.add(count.cost) ||
           !counts.byClass[static_cast<unsigned>(count.opClass)].add(
               count.cost) ||
-          !counts.byPhase[static_cast<unsigned>(count.phase)].add(
-              count.cost) ||
+          !counts.byPhase[static_cast<unsigned>(count.phase)].add(count.cost) ||
           !counts
                .byPhaseAndClass[static_cast<unsigned>(count.phase)]
                                [static_cast<unsigned>(count.opClass)]
                .add(count.cost)) {
-        op->emitOpError() << "adding its counts to the totals overflows 64 bits";
+        op->emitOpError()
+            << "adding its counts to the totals overflows 64 bits";
         return WalkResult::interrupt();
       }
       counts.ops.push_back(std::move(count));

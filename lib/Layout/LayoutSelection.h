@@ -1,4 +1,5 @@
-//===- LayoutSelection.h - the layout selection problem of a graph -*- C++ -*-===//
+//===- LayoutSelection.h - the layout selection problem of a graph -*- C++
+//-*-===//
 //
 // The global layout selection (docs/Layout.md) as a factored problem for
 // LayoutSolver: every layout class (tensors that must share one dimension
@@ -13,8 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SLUICE_TRANSFORMS_LAYOUTSELECTION_H
-#define SLUICE_TRANSFORMS_LAYOUTSELECTION_H
+#ifndef SLUICE_LAYOUT_LAYOUTSELECTION_H
+#define SLUICE_LAYOUT_LAYOUTSELECTION_H
 
 #include "dialects/sluice/SluiceOps.h"
 #include "sluice/Analysis/LayoutSolver.h"
@@ -61,4 +62,4 @@ unsigned applyLayoutSelection(const LayoutSelection &selection,
 
 } // namespace mlir::sluice
 
-#endif // SLUICE_TRANSFORMS_LAYOUTSELECTION_H
+#endif // SLUICE_LAYOUT_LAYOUTSELECTION_H

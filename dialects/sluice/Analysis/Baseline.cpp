@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sluice/Analysis/DataMovement.h"
+#include "dialects/sluice/Analysis/DataMovement.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
@@ -58,8 +58,7 @@ public:
   Value resolve(Value value) const {
     while (true) {
       if (auto arg = llvm::dyn_cast<BlockArgument>(value)) {
-        auto kernel =
-            llvm::dyn_cast<KernelOp>(arg.getOwner()->getParentOp());
+        auto kernel = llvm::dyn_cast<KernelOp>(arg.getOwner()->getParentOp());
         if (!kernel)
           return value;
         value = kernel.getInputs()[arg.getArgNumber()];
@@ -171,10 +170,9 @@ FailureOr<uint64_t> baselineBytes(GraphOp graph) {
     for (Operation *op : members)
       for (Value result : op->getResults()) {
         auto users = readers.lookup(result);
-        bool escapes = returned.contains(result) ||
-                       llvm::any_of(users, [&](unsigned user) {
-                         return user != index;
-                       });
+        bool escapes =
+            returned.contains(result) ||
+            llvm::any_of(users, [&](unsigned user) { return user != index; });
         // A composite op (an unfused inference graph) writes all results.
         if (escapes || llvm::isa<CompositeOpInterface>(op)) {
           ok &= addTo(bytes, bytesOf(result));
@@ -189,19 +187,18 @@ FailureOr<uint64_t> baselineBytes(GraphOp graph) {
         if ((kind == OriginKind::layernorm || kind == OriginKind::rmsnorm) &&
             !backward && llvm::isa<MapOp>(op)) {
           auto type = llvm::cast<NamedTensorType>(result.getType());
-          bool readByFullOp = llvm::any_of(userOps.lookup(result), [&](Operation
-                                                                        *user) {
-            return llvm::isa<MapOp>(user) && inside.contains(user) &&
-                   llvm::cast<NamedTensorType>(user->getResult(0).getType())
-                           .getRank() > type.getRank();
-          });
+          bool readByFullOp =
+              llvm::any_of(userOps.lookup(result), [&](Operation *user) {
+                return llvm::isa<MapOp>(user) && inside.contains(user) &&
+                       llvm::cast<NamedTensorType>(user->getResult(0).getType())
+                               .getRank() > type.getRank();
+              });
           if (readByFullOp)
             ok &= addTo(bytes, bytesOf(result));
         }
       }
     if (!ok || !addTo(total, bytes))
-      return graph.emitOpError()
-             << "its baseline byte count overflows 64 bits";
+      return graph.emitOpError() << "its baseline byte count overflows 64 bits";
   }
   return total;
 }
@@ -223,7 +220,8 @@ FailureOr<uint64_t> lowerBoundBytes(GraphOp graph) {
     ok &= addTo(total, bytesOf(source));
   }
   if (!ok)
-    return graph.emitOpError() << "its lower-bound byte count overflows 64 bits";
+    return graph.emitOpError()
+           << "its lower-bound byte count overflows 64 bits";
   return total;
 }
 

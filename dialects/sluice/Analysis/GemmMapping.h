@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SLUICE_CODEGEN_GEMMMAPPING_H
-#define SLUICE_CODEGEN_GEMMMAPPING_H
+#ifndef SLUICE_DIALECT_ANALYSIS_GEMMMAPPING_H
+#define SLUICE_DIALECT_ANALYSIS_GEMMMAPPING_H
 
 #include "dialects/sluice/SluiceOps.h"
 
@@ -91,4 +91,4 @@ std::optional<bool> bgradOperandIsA(const GemmMapping &mapping,
 
 } // namespace mlir::sluice
 
-#endif // SLUICE_CODEGEN_GEMMMAPPING_H
+#endif // SLUICE_DIALECT_ANALYSIS_GEMMMAPPING_H

@@ -1,4 +1,5 @@
-//===- RelayoutPlan.h - relayouts that make a contraction a GEMM -*- C++ -*-===//
+//===- RelayoutPlan.h - relayouts that make a contraction a GEMM -*- C++
+//-*-===//
 //
 // Which of a contraction's lhs, rhs and result to relayout, and into what,
 // so that it maps to one strided-batched GEMM (GemmMapping.h). Shared by
@@ -7,10 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SLUICE_CODEGEN_RELAYOUTPLAN_H
-#define SLUICE_CODEGEN_RELAYOUTPLAN_H
+#ifndef SLUICE_DIALECT_ANALYSIS_RELAYOUTPLAN_H
+#define SLUICE_DIALECT_ANALYSIS_RELAYOUTPLAN_H
 
-#include "sluice/Codegen/GemmMapping.h"
+#include "dialects/sluice/Analysis/GemmMapping.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
@@ -57,4 +58,4 @@ std::optional<RelayoutPlan> cheapestRelayouts(
 
 } // namespace mlir::sluice
 
-#endif // SLUICE_CODEGEN_RELAYOUTPLAN_H
+#endif // SLUICE_DIALECT_ANALYSIS_RELAYOUTPLAN_H

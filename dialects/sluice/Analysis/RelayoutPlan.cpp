@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sluice/Codegen/RelayoutPlan.h"
+#include "dialects/sluice/Analysis/RelayoutPlan.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -61,8 +61,10 @@ canonicalLayouts(const Types &types, const ContractionDims &dims,
   };
   SmallVector<StringAttr> batch =
       order(dims.batch, {kResultRole, kLhsRole, kRhsRole});
-  SmallVector<StringAttr> lhsFree = order(dims.lhsFree, {kResultRole, kLhsRole});
-  SmallVector<StringAttr> rhsFree = order(dims.rhsFree, {kResultRole, kRhsRole});
+  SmallVector<StringAttr> lhsFree =
+      order(dims.lhsFree, {kResultRole, kLhsRole});
+  SmallVector<StringAttr> rhsFree =
+      order(dims.rhsFree, {kResultRole, kRhsRole});
   SmallVector<StringAttr> contracted =
       order(dims.contracted, {kLhsRole, kRhsRole});
 
