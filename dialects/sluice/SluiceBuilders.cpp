@@ -44,3 +44,31 @@ Value mlir::sluice::buildConstant(OpBuilder &builder, Location loc,
   return arith::ConstantOp::create(builder, loc, type,
                                    builder.getFloatAttr(type, value));
 }
+
+bool mlir::sluice::isSumOfInputs(MapOp map) {
+  if (map.getInputs().size() != 2 || !map.getIndexDims().empty())
+    return false;
+  Block &body = map.getBody().front();
+  if (body.getOperations().size() != 2)
+    return false;
+  auto add = llvm::dyn_cast<arith::AddFOp>(body.front());
+  auto yield = llvm::dyn_cast<YieldOp>(body.getTerminator());
+  if (!add || !yield || yield.getValue() != add.getResult())
+    return false;
+  Value lhs = add.getLhs(), rhs = add.getRhs();
+  return (lhs == body.getArgument(0) && rhs == body.getArgument(1)) ||
+         (lhs == body.getArgument(1) && rhs == body.getArgument(0));
+}
+
+Value mlir::sluice::resolveStorage(Value value) {
+  while (true) {
+    value = resolveView(value);
+    auto kernel = value.getDefiningOp<KernelOp>();
+    if (!kernel)
+      return value;
+    Value storage = kernel.getAccumulatedStorage();
+    if (!storage)
+      return value;
+    value = storage;
+  }
+}

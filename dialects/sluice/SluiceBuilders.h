@@ -48,6 +48,16 @@ inline Value resolveView(Value value) {
   return value;
 }
 
+/// True for a map that adds its two inputs and nothing else (`a + b`, no
+/// index dimensions): a term of a sum, as autodiff accumulates gradients.
+bool isSumOfInputs(MapOp map);
+
+/// The memory `value` is stored in: renames view their input, and the
+/// result of an `accumulate` kernel reuses its accumulator's buffer
+/// (KernelOp::getAccumulatedStorage). The memory plan and the emitters
+/// agree through this one rule.
+Value resolveStorage(Value value);
+
 } // namespace mlir::sluice
 
 #endif // SLUICE_DIALECT_SLUICEBUILDERS_H

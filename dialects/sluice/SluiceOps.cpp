@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/sluice/SluiceOps.h"
+#include "dialects/sluice/SluiceBuilders.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -598,6 +599,66 @@ ContractOp KernelOp::getContraction() {
   return nullptr;
 }
 
+BlockArgument KernelOp::getAccumulator() {
+  ContractOp contract = getContraction();
+  if (!contract || getEpilogue() != Epilogue::accumulate)
+    return nullptr;
+  for (Operation *user : contract.getResult().getUsers())
+    if (auto map = llvm::dyn_cast<MapOp>(user))
+      for (Value input : map.getInputs())
+        if (auto arg = llvm::dyn_cast<BlockArgument>(input))
+          return arg;
+  return nullptr;
+}
+
+/// True if a top-level op after `kernel` reads `value` (or a rename of it).
+static bool readAfter(Value value, KernelOp kernel) {
+  for (Operation *user : value.getUsers()) {
+    if (auto rename = llvm::dyn_cast<RenameOp>(user)) {
+      if (readAfter(rename.getResult(), kernel))
+        return true;
+      continue;
+    }
+    if (user != kernel.getOperation() &&
+        (user->getBlock() != kernel->getBlock() ||
+         kernel->isBeforeInBlock(user)))
+      return true;
+  }
+  return false;
+}
+
+Value KernelOp::getAccumulatedStorage() {
+  BlockArgument accumulator = getAccumulator();
+  if (!accumulator)
+    return nullptr;
+  Value input = getInputs()[accumulator.getArgNumber()];
+  Value source = resolveView(input);
+  if (!llvm::isa<OpResult>(source) || readAfter(source, *this))
+    return nullptr;
+  return input;
+}
+
+/// The shape of an `accumulate` kernel: one result, the sum of the product
+/// and an input of the product's type.
+static LogicalResult verifyAccumulate(KernelOp kernel) {
+  ContractOp contract = kernel.getContraction();
+  BlockArgument accumulator = kernel.getAccumulator();
+  auto sum = accumulator && contract.getResult().hasOneUse()
+                 ? llvm::dyn_cast<MapOp>(*contract.getResult().user_begin())
+                 : MapOp();
+  if (!sum || !isSumOfInputs(sum) ||
+      accumulator.getType() != contract.getResult().getType() ||
+      sum.getResult().getType() != contract.getResult().getType())
+    return kernel.emitOpError()
+           << "with epilogue 'accumulate' must add its product to an input "
+              "of the product's type with one 'sluice.map' (a + b)";
+  if (kernel.getNumResults() != 1 ||
+      kernel.getYield().getOperand(0) != sum.getResult())
+    return kernel.emitOpError() << "with epilogue 'accumulate' must yield "
+                                   "the sum and nothing else";
+  return success();
+}
+
 LogicalResult KernelOp::verify() {
   Block &body = getBlock();
   if (body.getArgumentTypes() != getInputs().getTypes())
@@ -624,6 +685,12 @@ LogicalResult KernelOp::verify() {
     return emitOpError() << "of kind 'gemm' must hold exactly one "
                             "contraction, got "
                          << numContractions;
+  if (getEpilogue() == Epilogue::accumulate &&
+      (getKind() != KernelKind::gemm || failed(verifyAccumulate(*this))))
+    return getKind() == KernelKind::gemm
+               ? failure()
+               : emitOpError() << "with epilogue 'accumulate' must be of "
+                                  "kind 'gemm'";
   if ((getKind() == KernelKind::streaming) != getStreaming().has_value())
     return emitOpError() << "must carry a 'streaming' attribute exactly when "
                             "its kind is 'streaming'";

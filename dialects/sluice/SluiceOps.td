@@ -118,7 +118,9 @@ def Sluice_KernelOp : Sluice_Op<"kernel", [
     * `kind = gemm`: one `sluice.contract` run by the BLAS library, plus the
       epilogue ops folded into the library call (`epilogue`, an
       `#sluice<epilogue ...>`, names it: `bias`, `relu`, `bias_relu`,
-      `gelu`, `bias_gelu`, `bgrada`, `bgradb`).
+      `gelu`, `bias_gelu`, `bgrada`, `bgradb`, or `accumulate`: the
+      product is added to an input of the same type, the accumulator, by a
+      GEMM with beta = 1 writing over it; docs/Fusion.md).
     * `kind = streaming`: a contraction, the row reductions and maps of a
       softmax (or, backward, its recomputation) and the contractions that
       consume the result, run as one kernel streaming over the key
@@ -166,6 +168,14 @@ def Sluice_KernelOp : Sluice_Op<"kernel", [
     }
     /// The contraction of a `gemm` kernel (null for a fused kernel).
     ContractOp getContraction();
+    /// The block argument an `accumulate` kernel adds its product to (the
+    /// GEMM's C with beta = 1); null for any other kernel.
+    ::mlir::BlockArgument getAccumulator();
+    /// The input whose buffer an `accumulate` kernel's result reuses: its
+    /// accumulator, when that views a value computed in the graph (not a
+    /// graph argument) that nothing after the kernel reads. Null otherwise
+    /// (the accumulator is then copied into the result first).
+    ::mlir::Value getAccumulatedStorage();
   }];
 }
 

@@ -186,6 +186,10 @@ def SluiceFuse : Pass<"sluice-fuse", "::mlir::sluice::GraphOp"> {
       bias along its output rows, then relu or tanh-gelu, or the sum of an
       operand over its contracted dimensions (a bias gradient), as cuBLASLt
       epilogues;
+    * with `accumulate-gemms`, a kernel that only sums terms of which all
+      but the first are GEMM products becomes those GEMMs, each adding its
+      product to the running sum in place (beta = 1, epilogue
+      `accumulate`), when that moves fewer bytes;
     * random masks are regenerated inside every kernel that uses them
       (0 bytes); one that must cross a kernel boundary is stored bit-packed
       (`mask-policy=auto`).
@@ -218,6 +222,10 @@ def SluiceFuse : Pass<"sluice-fuse", "::mlir::sluice::GraphOp"> {
            "Fuse each contraction-softmax-contraction chain (and, after "
            "--sluice-recompute-row-statistics, its backward) into one "
            "streaming kernel">,
+    Option<"accumulateGemms", "accumulate-gemms", "bool", /*default=*/"false",
+           "Fold a kernel that only sums GEMM products into the GEMMs: each "
+           "adds its product to the running sum in place (beta = 1), when "
+           "that moves fewer bytes">,
   ];
 }
 

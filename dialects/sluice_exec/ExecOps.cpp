@@ -127,6 +127,10 @@ LogicalResult GemmOp::verify() {
     if (!type.isF32() && !type.isF16() && !type.isBF16())
       return emitOpError() << what << " is " << type
                            << "; the BLAS calls take f32, f16 or bf16";
+  if (getBeta().convertToDouble() != 0.0 && getBeta().convertToDouble() != 1.0)
+    return emitOpError() << "beta = " << getBeta().convertToDouble()
+                         << "; a GEMM overwrites C (0) or accumulates into "
+                            "it (1)";
   if (hasBiasEpilogue() != static_cast<bool>(getBias()))
     return emitOpError() << "epilogue '" << stringifyBlasEpilogue(getEpilogue())
                          << "' " << (getBias() ? "takes no" : "needs a")

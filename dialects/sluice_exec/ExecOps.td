@@ -83,7 +83,8 @@ def Exec_SavedOp : Exec_Op<"saved", [Pure]> {
 def Exec_GemmOp : Exec_Op<"gemm"> {
   let summary = "one column-major strided-batched GEMM through the BLAS";
   let description = [{
-    C[m, n] = alpha * op(A)[m, k] * op(B)[k, n] (beta = 0), repeated over
+    C[m, n] = alpha * op(A)[m, k] * op(B)[k, n] + beta * C[m, n] (`beta`
+    0, the default, or 1: a GEMM accumulating into C), repeated over
     `batch_count` with element strides between batches: exactly the
     cuBLAS `cublasGemmStridedBatchedEx` / cuBLASLt / `sluice_cpu_gemm`
     parameters, taken from the contraction's GemmMapping. A `epilogue`
@@ -111,6 +112,7 @@ def Exec_GemmOp : Exec_Op<"gemm"> {
                        I64Attr:$batch_count,
                        I64Attr:$stride_a, I64Attr:$stride_b, I64Attr:$stride_c,
                        F64Attr:$alpha,
+                       DefaultValuedAttr<F64Attr, "0.0">:$beta,
                        TypeAttr:$a_type, TypeAttr:$b_type, TypeAttr:$c_type,
                        Exec_ComputeTypeAttr:$compute,
                        Exec_BlasEpilogueAttr:$epilogue,

@@ -51,6 +51,7 @@ void mlir::sluice::buildSluicePipeline(OpPassManager &pm,
   fuse.foldEpilogues = options.foldEpilogues;
   fuse.maskPolicy = options.maskPolicy;
   fuse.streaming = options.streaming;
+  fuse.accumulateGemms = options.accumulateGemms;
   pm.nest<GraphOp>().addPass(createSluiceFuse(fuse));
 }
 
@@ -90,6 +91,11 @@ struct PipelineCommandLineOptions
                      "streaming kernels; training graphs save the row "
                      "statistic and recompute the probabilities"),
       llvm::cl::init(true)};
+  Option<bool> accumulateGemms{
+      *this, "accumulate-gemms",
+      llvm::cl::desc("Fold kernels that only sum GEMM products into the "
+                     "GEMMs (beta = 1) where that moves fewer bytes"),
+      llvm::cl::init(true)};
   Option<bool> selectLayouts{
       *this, "select-layouts",
       llvm::cl::desc("Choose layouts from the cost model "
@@ -114,6 +120,7 @@ void mlir::sluice::registerSluicePipelines() {
         options.foldEpilogues = cli.foldEpilogues;
         options.maskPolicy = cli.maskPolicy;
         options.streaming = cli.streaming;
+        options.accumulateGemms = cli.accumulateGemms;
         options.selectLayouts = cli.selectLayouts;
         options.layoutTarget = cli.layoutTarget;
         buildSluicePipeline(pm, options);

@@ -105,7 +105,8 @@ void mlir::sluice::target::printGemmHeading(raw_indented_ostream &os,
   double alpha = op.getAlpha().convertToDouble();
   os << "// " << op.getLabel() << ": C[" << op.getM() << " x " << op.getN()
      << "] = " << alpha << " * op(A)[" << op.getM() << " x " << op.getK()
-     << "] op(B), batch " << op.getBatchCount() << "\n{\n";
+     << "] op(B)" << (op.getBeta().convertToDouble() != 0.0 ? " + C" : "")
+     << ", batch " << op.getBatchCount() << "\n{\n";
   os.indent() << "const float alpha = " << hexFloat(alpha) << ";\n";
 }
 

@@ -94,7 +94,7 @@ sluice.graph @string_epilogue(%x: !sluice.tensor<[j=4, i=8], f32> {sluice.name =
 
 sluice.graph @unknown_epilogue(%x: !sluice.tensor<[j=4, i=8], f32> {sluice.name = "x"}, %w: !sluice.tensor<[u=2, i=8], f32> {sluice.name = "w"})
     -> (!sluice.tensor<[j=4, u=2], f32> {sluice.name = "y"}) {
-  // expected-error @+2 {{expected ::mlir::sluice::Epilogue to be one of: bias, relu, gelu, bias_relu, bias_gelu, bgrada, bgradb}}
+  // expected-error @+2 {{expected ::mlir::sluice::Epilogue to be one of: bias, relu, gelu, bias_relu, bias_gelu, bgrada, bgradb, accumulate}}
   // expected-error @+1 {{failed to parse Sluice_EpilogueAttr parameter 'value'}}
   %k = sluice.kernel (%x, %w) {kind = #sluice<kernel_kind gemm>, epilogue = #sluice<epilogue swish>} : (!sluice.tensor<[j=4, i=8], f32>, !sluice.tensor<[u=2, i=8], f32>) -> !sluice.tensor<[j=4, u=2], f32> {
   ^bb0(%a: !sluice.tensor<[j=4, i=8], f32>, %b: !sluice.tensor<[u=2, i=8], f32>):
@@ -102,4 +102,48 @@ sluice.graph @unknown_epilogue(%x: !sluice.tensor<[j=4, i=8], f32> {sluice.name 
     sluice.kernel_yield %c : !sluice.tensor<[j=4, u=2], f32>
   }
   sluice.return %k : !sluice.tensor<[j=4, u=2], f32>
+}
+
+// -----
+
+sluice.graph @accumulate_without_sum(%x: !sluice.tensor<[j=4, i=8], f32> {sluice.name = "x"}, %w: !sluice.tensor<[u=2, i=8], f32> {sluice.name = "w"}, %acc: !sluice.tensor<[j=4, u=2], f32> {sluice.name = "acc"})
+    -> (!sluice.tensor<[j=4, u=2], f32> {sluice.name = "y"}) {
+  // An accumulating GEMM adds its product to an input with one a + b map.
+  // expected-error @+1 {{with epilogue 'accumulate' must add its product to an input of the product's type with one 'sluice.map' (a + b)}}
+  %k = sluice.kernel (%x, %w, %acc) {kind = #sluice<kernel_kind gemm>, epilogue = #sluice<epilogue accumulate>} : (!sluice.tensor<[j=4, i=8], f32>, !sluice.tensor<[u=2, i=8], f32>, !sluice.tensor<[j=4, u=2], f32>) -> !sluice.tensor<[j=4, u=2], f32> {
+  ^bb0(%a: !sluice.tensor<[j=4, i=8], f32>, %b: !sluice.tensor<[u=2, i=8], f32>, %s: !sluice.tensor<[j=4, u=2], f32>):
+    %c = sluice.contract %a, %b : (!sluice.tensor<[j=4, i=8], f32>, !sluice.tensor<[u=2, i=8], f32>) -> !sluice.tensor<[j=4, u=2], f32>
+    %m = sluice.map (%s, %c) : (!sluice.tensor<[j=4, u=2], f32>, !sluice.tensor<[j=4, u=2], f32>) -> !sluice.tensor<[j=4, u=2], f32> {
+    ^bb0(%l: f32, %r: f32):
+      %v = arith.mulf %l, %r : f32
+      sluice.yield %v : f32
+    }
+    sluice.kernel_yield %m : !sluice.tensor<[j=4, u=2], f32>
+  }
+  sluice.return %k : !sluice.tensor<[j=4, u=2], f32>
+}
+
+// -----
+
+sluice.graph @accumulate_yields_product(%x: !sluice.tensor<[j=4, i=8], f32> {sluice.name = "x"}, %w: !sluice.tensor<[u=2, i=8], f32> {sluice.name = "w"}, %acc: !sluice.tensor<[j=4, u=2], f32> {sluice.name = "acc"})
+    -> (!sluice.tensor<[j=4, u=2], f32> {sluice.name = "y"}) {
+  // expected-error @+1 {{with epilogue 'accumulate' must add its product to an input of the product's type with one 'sluice.map' (a + b)}}
+  %k = sluice.kernel (%x, %w, %acc) {kind = #sluice<kernel_kind gemm>, epilogue = #sluice<epilogue accumulate>} : (!sluice.tensor<[j=4, i=8], f32>, !sluice.tensor<[u=2, i=8], f32>, !sluice.tensor<[j=4, u=2], f32>) -> !sluice.tensor<[j=4, u=2], f32> {
+  ^bb0(%a: !sluice.tensor<[j=4, i=8], f32>, %b: !sluice.tensor<[u=2, i=8], f32>, %s: !sluice.tensor<[j=4, u=2], f32>):
+    %c = sluice.contract %a, %b : (!sluice.tensor<[j=4, i=8], f32>, !sluice.tensor<[u=2, i=8], f32>) -> !sluice.tensor<[j=4, u=2], f32>
+    sluice.kernel_yield %c : !sluice.tensor<[j=4, u=2], f32>
+  }
+  sluice.return %k : !sluice.tensor<[j=4, u=2], f32>
+}
+
+// -----
+
+sluice.graph @accumulate_fused(%x: !sluice.tensor<[j=4], f32> {sluice.name = "x"})
+    -> (!sluice.tensor<[j=4], f32> {sluice.name = "y"}) {
+  // expected-error @+1 {{with epilogue 'accumulate' must be of kind 'gemm'}}
+  %k = sluice.kernel (%x) {epilogue = #sluice<epilogue accumulate>} : (!sluice.tensor<[j=4], f32>) -> !sluice.tensor<[j=4], f32> {
+  ^bb0(%a: !sluice.tensor<[j=4], f32>):
+    sluice.kernel_yield %a : !sluice.tensor<[j=4], f32>
+  }
+  sluice.return %k : !sluice.tensor<[j=4], f32>
 }

@@ -127,6 +127,15 @@ static cl::opt<Switch, false, EnumOptionParser<Switch>> streamingSwitch(
     cl::values(clEnumValN(Switch::On, "on", "streaming kernels (default)"),
                clEnumValN(Switch::Off, "off", "the scores cross kernels")),
     cl::sub(cl::SubCommand::getTopLevel()), cl::cat(sluicecCategory));
+static cl::opt<Switch, false, EnumOptionParser<Switch>> accumulateSwitch(
+    "accumulate-gemms",
+    cl::desc("A kernel that only sums GEMM products becomes those GEMMs, "
+             "each adding its product to the sum (beta = 1), where that "
+             "moves fewer bytes (docs/Fusion.md)"),
+    cl::init(Switch::On),
+    cl::values(clEnumValN(Switch::On, "on", "accumulate (default)"),
+               clEnumValN(Switch::Off, "off", "a separate sum kernel")),
+    cl::sub(cl::SubCommand::getTopLevel()), cl::cat(sluicecCategory));
 static cl::opt<Switch, false, EnumOptionParser<Switch>> selectLayoutsSwitch(
     "select-layouts",
     cl::desc("Choose intermediate layouts and GEMM mappings from the cost "
@@ -449,6 +458,7 @@ static LogicalResult compileToDirectory() {
   pipelineOptions.foldEpilogues = foldEpiloguesSwitch == Switch::On;
   pipelineOptions.maskPolicy = maskPolicy;
   pipelineOptions.streaming = streamingSwitch == Switch::On;
+  pipelineOptions.accumulateGemms = accumulateSwitch == Switch::On;
   pipelineOptions.selectLayouts = selectLayoutsSwitch == Switch::On;
   // The selection prices on the report's target; a bad --target is reported
   // before anything is compiled.

@@ -35,6 +35,7 @@ struct FusePass : mlir::sluice::impl::SluiceFuseBase<FusePass> {
     fuseOptions.maxResident = maxResident;
     fuseOptions.maskPolicy = maskPolicy;
     fuseOptions.streaming = streaming;
+    fuseOptions.accumulateGemms = accumulateGemms;
     if (maxResident <= 0) {
       getOperation().emitError()
           << "--sluice-fuse: max-resident must be positive, got "
@@ -64,6 +65,8 @@ struct FusePass : mlir::sluice::impl::SluiceFuseBase<FusePass> {
       return;
     }
     FailureOr<FusionPlan> plan = planFusion(graph, fuseOptions);
+    if (succeeded(plan) && enable && accumulateGemms)
+      accumulateIntoGemms(*plan);
     if (failed(plan) || failed(outlineKernels(graph, *plan)))
       return signalPassFailure();
   }

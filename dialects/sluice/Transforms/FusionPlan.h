@@ -35,6 +35,9 @@ struct FuseOptions {
   /// Fuse contraction-softmax-contraction chains into streaming kernels
   /// (StreamingChain.h).
   bool streaming = false;
+  /// Fold sum kernels into the GEMMs producing their terms (beta = 1,
+  /// GemmAccumulation.cpp).
+  bool accumulateGemms = false;
 };
 
 /// A set of dimension names with their sizes.
@@ -90,6 +93,14 @@ std::string reportName(Operation *op);
 /// Plans the kernels of `graph` (decomposed, without kernels). Fails with an
 /// error at the graph only on an internal inconsistency.
 FailureOr<FusionPlan> planFusion(GraphOp graph, const FuseOptions &options);
+
+/// Folds each planned kernel that only sums terms, all but the first of
+/// them GEMM products, into those GEMMs when that moves fewer bytes: each
+/// GEMM adds its product to the running sum in place (epilogue
+/// `accumulate`, beta = 1). Rewrites the sum's maps so that each reads its
+/// GEMM's product directly (renames move to the accumulator) and updates
+/// `plan`; call between planFusion and outlineKernels.
+void accumulateIntoGemms(FusionPlan &plan);
 
 /// Replaces every planned group of `graph` by one sluice.kernel named
 /// k0, k1, ... in `plan.order`; renames move along to stay after their

@@ -49,6 +49,10 @@ struct PipelineOptions {
   /// chains, with the backward recomputing the probabilities
   /// (docs/Fusion.md, "Streaming kernels").
   bool streaming = true;
+  /// A kernel that only sums GEMM products becomes those GEMMs, each
+  /// accumulating into the sum (beta = 1), where that moves fewer bytes
+  /// (docs/Fusion.md, "Accumulating GEMMs").
+  bool accumulateGemms = true;
 };
 
 /// Adds the sluicec pass pipeline to `pm`.

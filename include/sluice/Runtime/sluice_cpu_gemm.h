@@ -2,7 +2,8 @@
 //-*-===//
 //
 // The CPU counterpart of cublasGemmStridedBatchedEx, with the same
-// column-major parameters (GemmMapping): C = alpha * op(A) op(B), per batch.
+// column-major parameters (GemmMapping): C = alpha * op(A) op(B) + beta * C
+// (beta 0 or 1), per batch.
 // The library is chosen when the module is compiled (the toolchain probes
 // for them, docs/Codegen.md "CPU backend"): f32 GEMMs use oneDNN's
 // dnnl_sgemm with SLUICE_HAVE_DNNL (measured about twice OpenBLAS's rate on
@@ -43,10 +44,10 @@ static inline void sluice_cpu_widen(float *out, const T *p, int64_t count) {
 
 /// The portable loop nest: one column-major GEMM, accumulating in f32.
 template <typename TA, typename TB, typename TC>
-static void sluice_cpu_gemm_loops(bool transA, bool transB, int64_t m,
-                                  int64_t n, int64_t k, float alpha,
-                                  const TA *pa, int64_t lda, const TB *pb,
-                                  int64_t ldb, TC *pc, int64_t ldc) {
+static void
+sluice_cpu_gemm_loops(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                      float alpha, const TA *pa, int64_t lda, const TB *pb,
+                      int64_t ldb, TC *pc, int64_t ldc, float beta) {
   for (int64_t j = 0; j < n; ++j)
     for (int64_t i = 0; i < m; ++i) {
       float sum = 0.0f;
@@ -55,7 +56,8 @@ static void sluice_cpu_gemm_loops(bool transA, bool transB, int64_t m,
         float vb = sluice_to_f32(transB ? pb[j + p * ldb] : pb[p + j * ldb]);
         sum += va * vb;
       }
-      sluice_store(&pc[i + j * ldc], alpha * sum);
+      float acc = beta != 0.0f ? beta * sluice_to_f32(pc[i + j * ldc]) : 0.0f;
+      sluice_store(&pc[i + j * ldc], alpha * sum + acc);
     }
 }
 
@@ -64,9 +66,9 @@ static void sluice_cpu_gemm_loops(bool transA, bool transB, int64_t m,
 /// `preferDnnl`, else OpenBLAS.
 static inline void sluice_cpu_sgemm(bool transA, bool transB, int64_t m,
                                     int64_t n, int64_t k, float alpha,
-                                    const float *a, int64_t lda,
-                                    const float *b, int64_t ldb, float *c,
-                                    int64_t ldc, bool preferDnnl) {
+                                    const float *a, int64_t lda, const float *b,
+                                    int64_t ldb, float *c, int64_t ldc,
+                                    float beta, bool preferDnnl) {
 #if defined(SLUICE_HAVE_DNNL)
 #if defined(SLUICE_HAVE_CBLAS)
   if (preferDnnl)
@@ -75,18 +77,18 @@ static inline void sluice_cpu_sgemm(bool transA, bool transB, int64_t m,
     // oneDNN is row-major: column-major C = op(A) op(B) is row-major
     // C^T = op(B)^T op(A)^T, the same bytes.
     if (dnnl_sgemm(transB ? 'T' : 'N', transA ? 'T' : 'N', n, m, k, alpha, b,
-                   ldb, a, lda, 0.0f, c, ldc) != dnnl_success)
+                   ldb, a, lda, beta, c, ldc) != dnnl_success)
       // Not expected for the valid sizes the emitter passes; stay correct.
       sluice_cpu_gemm_loops(transA, transB, m, n, k, alpha, a, lda, b, ldb, c,
-                            ldc);
+                            ldc, beta);
     return;
   }
 #endif
 #if defined(SLUICE_HAVE_CBLAS)
   (void)preferDnnl;
   cblas_sgemm(CblasColMajor, transA ? CblasTrans : CblasNoTrans,
-              transB ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
-              alpha, a, (int)lda, b, (int)ldb, 0.0f, c, (int)ldc);
+              transB ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha,
+              a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
 #endif
 }
 #endif
@@ -97,7 +99,7 @@ static int sluice_cpu_gemm(bool transA, bool transB, int64_t m, int64_t n,
                            int64_t k, float alpha, const TA *a, int64_t lda,
                            int64_t strideA, const TB *b, int64_t ldb,
                            int64_t strideB, TC *c, int64_t ldc, int64_t strideC,
-                           int64_t batchCount) {
+                           int64_t batchCount, float beta = 0.0f) {
 #if defined(SLUICE_HAVE_DNNL) || defined(SLUICE_HAVE_CBLAS)
   if constexpr (std::is_same<TA, float>::value &&
                 std::is_same<TB, float>::value &&
@@ -107,8 +109,8 @@ static int sluice_cpu_gemm(bool transA, bool transB, int64_t m, int64_t n,
 #pragma omp parallel for if (batchCount > 1)
 #endif
     for (int64_t batch = 0; batch < batchCount; ++batch)
-      sluice_cpu_sgemm(transA, transB, m, n, k, alpha, a + batch * strideA,
-                       lda, b + batch * strideB, ldb, c + batch * strideC, ldc,
+      sluice_cpu_sgemm(transA, transB, m, n, k, alpha, a + batch * strideA, lda,
+                       b + batch * strideB, ldb, c + batch * strideC, ldc, beta,
                        /*preferDnnl=*/true);
     return 0;
   }
@@ -126,9 +128,11 @@ static int sluice_cpu_gemm(bool transA, bool transB, int64_t m, int64_t n,
     float *fa = scratch, *fb = scratch + extentA, *fc = fb + extentB;
     sluice_cpu_widen(fa, a + batch * strideA, extentA);
     sluice_cpu_widen(fb, b + batch * strideB, extentB);
-    sluice_cpu_sgemm(transA, transB, m, n, k, alpha, fa, lda, fb, ldb, fc,
-                     ldc, /*preferDnnl=*/false);
     TC *out = c + batch * strideC;
+    if (beta != 0.0f)
+      sluice_cpu_widen(fc, out, extentC);
+    sluice_cpu_sgemm(transA, transB, m, n, k, alpha, fa, lda, fb, ldb, fc, ldc,
+                     beta, /*preferDnnl=*/false);
     for (int64_t j = 0; j < n; ++j)
       for (int64_t i = 0; i < m; ++i)
         sluice_store(&out[i + j * ldc], fc[i + j * ldc]);
@@ -140,10 +144,9 @@ static int sluice_cpu_gemm(bool transA, bool transB, int64_t m, int64_t n,
 #endif
   for (int64_t batch = 0; batch < batchCount; ++batch)
     for (int64_t j = 0; j < n; ++j)
-      sluice_cpu_gemm_loops(transA, transB, m, 1, k, alpha,
-                            a + batch * strideA, lda,
-                            b + batch * strideB + (transB ? j : j * ldb), ldb,
-                            c + batch * strideC + j * ldc, ldc);
+      sluice_cpu_gemm_loops(transA, transB, m, 1, k, alpha, a + batch * strideA,
+                            lda, b + batch * strideB + (transB ? j : j * ldb),
+                            ldb, c + batch * strideC + j * ldc, ldc, beta);
 #endif
   return 0;
 }

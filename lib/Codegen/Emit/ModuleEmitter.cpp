@@ -417,11 +417,31 @@ LogicalResult ModuleEmitter::lowerGemm(KernelOp kernel) {
     }
   }
 
+  // An accumulating GEMM adds its product to C (beta = 1), which holds the
+  // accumulator: in place when the memory plan put the sum there, else
+  // copied first.
+  double beta = 0.0;
+  if (BlockArgument accumulator = kernel.getAccumulator()) {
+    if (!inPlace)
+      return kernel.emitOpError()
+             << "(" << description << ") must yield its accumulated sum";
+    if (!kernel.getAccumulatedStorage()) {
+      FailureOr<Value> source =
+          addressOf(kernel.getInputs()[accumulator.getArgNumber()], kernel);
+      if (failed(source))
+        return failure();
+      exec::CopyOp::create(execBuilder, kernel.getLoc(), *source, cAddress,
+                           *cType.getNumBytes());
+    }
+    beta = 1.0;
+    epilogue.clear();
+  }
+
   // cuBLASLt folds bias / relu / gelu when C is the epilogue's output and
   // the bias is one packed vector over the GEMM's rows.
   exec::BlasEpilogue ltEpilogue = exec::BlasEpilogue::none;
   Value biasAddress;
-  if (isCuda() && inPlace && independent.empty()) {
+  if (isCuda() && inPlace && independent.empty() && beta == 0.0) {
     FailureOr<std::pair<exec::BlasEpilogue, Value>> folded =
         foldedEpilogue(kernel, g, epilogue, outerValue);
     if (failed(folded))
@@ -436,13 +456,14 @@ LogicalResult ModuleEmitter::lowerGemm(KernelOp kernel) {
   auto elementOf = [](Value value) {
     return llvm::cast<NamedTensorType>(value.getType()).getElementType();
   };
-  exec::GemmOp::create(
-      execBuilder, contract.getLoc(), *aAddress, *bAddress, cAddress,
-      biasAddress, description, blasOp(g.transA), blasOp(g.transB), g.m, g.n,
-      g.k, g.lda, g.ldb, g.ldc, g.batchCount, g.strideA, g.strideB, g.strideC,
-      llvm::APFloat(g.alpha), elementOf(g.a), elementOf(g.b),
-      cType.getElementType(), exec::ComputeType::f32, ltEpilogue,
-      /*descriptor=*/IntegerAttr());
+  exec::GemmOp::create(execBuilder, contract.getLoc(), *aAddress, *bAddress,
+                       cAddress, biasAddress, description, blasOp(g.transA),
+                       blasOp(g.transB), g.m, g.n, g.k, g.lda, g.ldb, g.ldc,
+                       g.batchCount, g.strideA, g.strideB, g.strideC,
+                       llvm::APFloat(g.alpha), llvm::APFloat(beta),
+                       elementOf(g.a), elementOf(g.b), cType.getElementType(),
+                       exec::ComputeType::f32, ltEpilogue,
+                       /*descriptor=*/IntegerAttr());
   // cuBLASLt ran the whole epilogue.
   if (ltEpilogue != exec::BlasEpilogue::none)
     return success();
@@ -514,8 +535,8 @@ LogicalResult ModuleEmitter::lowerPhase(GraphOp graph, bool isBackward) {
     if (graph.isSavedResult(r))
       continue;
     Value value = ret.getOperand(r);
-    Value root = value;
-    root = resolveView(root);
+    // An accumulated sum is stored where its first term was.
+    Value root = resolveStorage(value);
     if (llvm::isa<OpResult>(root) && !pointers.count(root))
       pointers[root] = argPointer(resultName);
     else
@@ -545,6 +566,12 @@ LogicalResult ModuleEmitter::lowerPhase(GraphOp graph, bool isBackward) {
     profiled.push_back(describeKernel(kernel));
     Location loc = kernel.getLoc();
     exec::TimerBeginOp::create(execBuilder, loc, phase, slot);
+    if (Value storage = kernel.getAccumulatedStorage()) {
+      FailureOr<Value> pointer = addressOf(storage, kernel);
+      if (failed(pointer))
+        return failure();
+      pointers[kernel.getResult(0)] = *pointer;
+    }
     if (failed(kernel.getKind() == KernelKind::gemm ? lowerGemm(kernel)
                : kernel.getKind() == KernelKind::streaming
                    ? lowerStreaming(kernel)

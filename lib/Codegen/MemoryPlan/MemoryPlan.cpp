@@ -93,6 +93,12 @@ private:
         plan.steps.push_back(&op);
         if (auto rename = dyn_cast<RenameOp>(op))
           rootOf[rename.getResult()] = root(rename.getInput());
+        // An accumulating GEMM writes its sum over its accumulator.
+        if (auto kernel = dyn_cast<KernelOp>(op))
+          if (Value storage = kernel.getAccumulatedStorage()) {
+            rootOf[kernel.getResult(0)] = root(storage);
+            accumulated.push_back(kernel.getResult(0));
+          }
       }
       if (plan.steps.size() > firstStepOf[graph])
         lastStepOf[graph] = plan.steps.size() - 1;
@@ -158,7 +164,7 @@ private:
         if (isa<RenameOp>(op))
           continue;
         for (OpResult result : op.getResults()) {
-          if (callerRoots.contains(result))
+          if (callerRoots.contains(result) || rootOf.count(result))
             continue;
           unsigned index = result.getResultNumber();
           auto type = dyn_cast<NamedTensorType>(result.getType());
@@ -226,9 +232,14 @@ private:
   }
 
   void computeLifetimes() {
+    // An accumulated sum keeps its accumulator's buffer alive.
+    for (Value sum : accumulated)
+      if (auto it = plan.bufferIndex.find(sum); it != plan.bufferIndex.end())
+        extendToUses(sum, plan.buffers[it->second].lastStep);
     for (ArenaBuffer &buffer : plan.buffers) {
       for (Value value : buffer.values)
         extendToUses(value, buffer.lastStep);
+
       if (!buffer.saved)
         continue;
       // A saved tensor lives across the boundary: at least until its backward
@@ -328,6 +339,8 @@ private:
   DenseMap<GraphOp, unsigned> firstStepOf, lastStepOf;
   DenseMap<Operation *, unsigned> stepOf;
   DenseMap<Value, Value> rootOf;
+  /// Results of accumulating GEMMs: they live in their accumulator's buffer.
+  SmallVector<Value> accumulated;
   DenseSet<Value> callerRoots;
   /// Saved tensors: the backward arguments that read them, and their names.
   DenseMap<Value, SmallVector<BlockArgument>> savedReaders;

@@ -41,7 +41,8 @@ LogicalResult printOperation(HostEmitter &emitter, exec::GemmOp op) {
      << " *)(" << *b << "), " << op.getLdb() << "LL, " << op.getStrideB()
      << "LL, (" << storageType(op.getCType()) << " *)(" << *c << "), "
      << op.getLdc() << "LL, " << op.getStrideC() << "LL, " << op.getBatchCount()
-     << "LL))\n";
+     << "LL" << (op.getBeta().convertToDouble() != 0.0 ? ", 1.0f" : "")
+     << "))\n";
   os.indent() << "return sluice_fail(ctx, SLUICE_ERROR_ALLOC, \"%s: no "
                  "scratch memory for the GEMM of "
               << op.getLabel() << "\", phase);\n";

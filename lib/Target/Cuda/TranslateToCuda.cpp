@@ -171,7 +171,8 @@ LogicalResult printOperation(HostEmitter &emitter, exec::GemmOp op) {
               "--sluice-legalize-for-emission)";
   raw_indented_ostream &os = emitter.body();
   printGemmHeading(os, op);
-  os << "const float beta = 0.0f;\n";
+  os << "const float beta = "
+     << (op.getBeta().convertToDouble() != 0.0 ? "1.0f" : "0.0f") << ";\n";
   if (op.getEpilogue() != exec::BlasEpilogue::none) {
     printLtDescriptors(emitter, op);
     std::string s = std::to_string(*op.getDescriptor());
