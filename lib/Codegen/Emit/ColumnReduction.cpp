@@ -71,17 +71,16 @@ void CoreEmitter::emitColumnDraws(int64_t columns, StringRef indent) {
         type.getSizes().back() % 4 != 0)
       continue;
     columnFourWide.insert(op);
-    std::string bits = "bits_" + valueName(mask.getResult());
-    os << indent << "uint32_t " << bits << "[" << columns / 4 << "];\n"
+    // The block's first column: its dropout index, then the draws.
+    std::string first = "first_" + valueName(mask.getResult());
+    os << indent << "uint64_t " << first << ";\n"
        << indent << "{\n"
        << indent << "  const int64_t o = cb * " << columns << "LL;\n";
     emitDecompose("o", s.outerDims, s.outerSizes, (indent + "  ").str());
-    os << indent << "  #pragma omp simd\n"
-       << indent << "  for (int w = 0; w < " << columns / 4 << "; ++w)\n"
-       << indent << "    " << bits << "[w] = sluice_dropout_keep4(seed, "
-       << mask.getStream() << "ULL, (" << canonicalIndex(type, false)
-       << " >> 2) + w, " << threshold(mask) << ");\n"
+    os << indent << "  " << first << " = " << canonicalIndex(type, false)
+       << " >> 2;\n"
        << indent << "}\n";
+    emitDrawWords(mask, columns, first + " + w", indent);
   }
 }
 

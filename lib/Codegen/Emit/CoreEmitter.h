@@ -90,6 +90,14 @@ private:
   /// Before a vector group's loop: the keep bits of the stage's four-wide
   /// masks, one sluice_dropout_keep4 per four elements.
   void emitFourWideDraws(unsigned stage, StringRef indent);
+  /// CPU: the Philox words of `points` consecutive mask elements (Philox
+  /// block `block` + w for w < points / 4, `block` a C expression of w),
+  /// into `words_<mask>[points]` by a SIMD loop; each element is kept when
+  /// its word reaches the threshold, as sluice_dropout_keep4 decides, so
+  /// the main loop compares one contiguous word per lane instead of
+  /// shifting a bit out of a packed nibble.
+  void emitDrawWords(RandomMaskOp mask, int64_t points, StringRef block,
+                     StringRef indent);
   /// The mask's integer keep threshold as a C literal (Philox.h).
   static std::string threshold(RandomMaskOp mask);
   /// The template arguments of sluice_load_vec / sluice_store_vec: the
@@ -153,9 +161,9 @@ private:
   /// the largest of 256..64 leaving at least 8 tasks (both cores busy and
   /// balanced), else the largest of 256..2 (partials stay in L1).
   int64_t columnBlock() const;
-  /// Before a column block's SIMD loop over `columns` columns: the keep
-  /// bits of the masks whose innermost dim is the last outer dim, one
-  /// sluice_dropout_keep4 per four columns (they are then in
+  /// Before a column block's SIMD loop over `columns` columns: the Philox
+  /// words of the masks whose innermost dim is the last outer dim, one
+  /// Philox call per four columns (emitDrawWords; the masks are then in
   /// columnFourWide and read by emitOp with `c`).
   void emitColumnDraws(int64_t columns, StringRef indent);
   /// CPU column reductions as blocked partial sums: each task takes a block

@@ -67,11 +67,13 @@ using target::storageType;
 /// Emits the statements of `map`'s body as C, its float arguments bound to
 /// `arguments` (f32 expressions) and its index arguments to `indices`;
 /// returns the f32 expression of the yielded value. `prefix` makes local
-/// names unique. Fails with a diagnostic on an op it cannot print.
+/// names unique. Fails with a diagnostic on an op it cannot print. On the
+/// C++ target f32 exp and erf call sluice_expf / sluice_erff
+/// (sluice_kernels.h).
 FailureOr<std::string> emitMapBody(MapOp map, ArrayRef<std::string> arguments,
                                    ArrayRef<std::string> indices,
                                    StringRef prefix, llvm::raw_ostream &os,
-                                   StringRef indent);
+                                   StringRef indent, EmitTarget target);
 
 /// A C identifier made from `text` (the printers' one rule).
 inline std::string identifier(StringRef text) {

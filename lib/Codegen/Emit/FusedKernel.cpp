@@ -129,17 +129,36 @@ void CoreEmitter::emitFourWideDraws(unsigned stage, StringRef indent) {
     if (!mask || opStage.lookup(op) != stage ||
         domainOf(op, s) != OpDomain::Full || !drawsFourWide(mask))
       continue;
-    std::string bits = "bits_" + valueName(mask.getResult());
     int64_t blocks = vectorWidth / 4;
-    os << indent << "uint32_t " << bits << "[" << blocks << "];\n";
-    if (!isCuda())
-      os << indent << "#pragma omp simd\n";
-    os << indent << "for (int w = 0; w < " << blocks << "; ++w)\n"
+    std::string block = "(" +
+                        canonicalIndex(mask.getResult().getType(), false) +
+                        " >> 2) + w";
+    if (!isCuda()) {
+      emitDrawWords(mask, vectorWidth, block, indent);
+      continue;
+    }
+    std::string bits = "bits_" + valueName(mask.getResult());
+    os << indent << "uint32_t " << bits << "[" << blocks << "];\n"
+       << indent << "for (int w = 0; w < " << blocks << "; ++w)\n"
        << indent << "  " << bits << "[w] = sluice_dropout_keep4(seed, "
-       << mask.getStream() << "ULL, ("
-       << canonicalIndex(mask.getResult().getType(), false) << " >> 2) + w, "
-       << threshold(mask) << ");\n";
+       << mask.getStream() << "ULL, " << block << ", " << threshold(mask)
+       << ");\n";
   }
+}
+
+void CoreEmitter::emitDrawWords(RandomMaskOp mask, int64_t points,
+                                StringRef block, StringRef indent) {
+  std::string words = "words_" + valueName(mask.getResult());
+  os << indent << "uint32_t " << words << "[" << points << "];\n"
+     << indent << "#pragma omp simd\n"
+     << indent << "for (int w = 0; w < " << points / 4 << "; ++w) {\n"
+     << indent << "  const struct sluice_philox4x32 drawn = "
+     << "sluice_dropout_block(seed, " << mask.getStream() << "ULL, " << block
+     << ");\n";
+  for (int k = 0; k < 4; ++k)
+    os << indent << "  " << words << "[4 * w + " << k << "] = drawn.v[" << k
+       << "];\n";
+  os << indent << "}\n";
 }
 
 std::string CoreEmitter::threshold(RandomMaskOp mask) {
@@ -198,7 +217,8 @@ LogicalResult CoreEmitter::emitOp(Operation *op, bool inVectorLoop,
       indices.push_back(
           indexOf(llvm::cast<StringAttr>(dim).getValue(), inVectorLoop));
     FailureOr<std::string> yielded =
-        emitMapBody(map, arguments, indices, valueName(result), os, indent);
+        emitMapBody(map, arguments, indices, valueName(result), os, indent,
+                    target);
     if (failed(yielded))
       return failure();
     os << indent << "const float " << valueName(result) << " = "
@@ -207,10 +227,12 @@ LogicalResult CoreEmitter::emitOp(Operation *op, bool inVectorLoop,
   }
   if (auto mask = llvm::dyn_cast<RandomMaskOp>(op)) {
     os << indent << "const float " << valueName(result) << " = ";
-    if (inVectorLoop && drawsFourWide(mask))
+    if (inVectorLoop && drawsFourWide(mask) && isCuda())
       os << "(bits_" << valueName(result) << "[v >> 2] >> (v & 3)) & 1u";
+    else if (inVectorLoop && drawsFourWide(mask))
+      os << "words_" << valueName(result) << "[v] >= " << threshold(mask);
     else if (columnFourWide.contains(op))
-      os << "(bits_" << valueName(result) << "[c >> 2] >> (c & 3)) & 1u";
+      os << "words_" << valueName(result) << "[c] >= " << threshold(mask);
     else
       os << "sluice_dropout_keep(seed, " << mask.getStream() << "ULL, "
          << canonicalIndex(mask.getResult().getType(), inVectorLoop) << ", "

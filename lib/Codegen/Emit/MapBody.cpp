@@ -4,7 +4,9 @@
 // with the interpreter's semantics: IEEE maximum/minimum through helpers,
 // ordered/unordered comparisons spelled so NaN behaves, constants as hex
 // floats (exact). f32 bodies use the float functions (expf, ...), f64 the
-// double ones. The same text compiles as host C++ and CUDA device code.
+// double ones; on the C++ target f32 exp and erf are sluice_kernels.h's
+// sluice_expf / sluice_erff. The text compiles as host C++ and CUDA device
+// code.
 //
 //===----------------------------------------------------------------------===//
 
@@ -175,7 +177,8 @@ std::string customExpression(Operation &op, ScalarOpcode opcode,
 FailureOr<std::string>
 mlir::sluice::emit::emitMapBody(MapOp map, ArrayRef<std::string> arguments,
                                 ArrayRef<std::string> indices, StringRef prefix,
-                                llvm::raw_ostream &os, StringRef indent) {
+                                llvm::raw_ostream &os, StringRef indent,
+                                EmitTarget target) {
   Block &block = map.getBody().front();
   llvm::DenseMap<Value, std::string> names;
   unsigned numFloats = block.getNumArguments() - indices.size();
@@ -218,6 +221,10 @@ mlir::sluice::emit::emitMapBody(MapOp map, ArrayRef<std::string> arguments,
     case ScalarPrint::Math:
     case ScalarPrint::Helper:
       expr = spelling + (isFloat ? "f" : "") + "(" + llvm::join(in, ", ") + ")";
+      // The CPU's vectorizable exp and erf (sluice_kernels.h).
+      if (isFloat && target == EmitTarget::Cpu &&
+          (spelling == "exp" || spelling == "erf"))
+        expr = "sluice_" + expr;
       break;
     case ScalarPrint::Cast:
       expr = "(" + resultType + ")" + in[0];
