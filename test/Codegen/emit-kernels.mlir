@@ -92,14 +92,21 @@
 // CPP-LABEL: static void sluice_kernel_3_ffn1_epilogue(const float *in0, const float *in1, float *out0, uint64_t seed)
 // CPP: = tanhf(
 // The bias gradient (a sum over b, j of [b, j, u]) as blocked partial sums:
-// rows streamed, a SIMD loop over a block of 16 columns.
+// each OpenMP thread takes a contiguous range of whole units of 16 columns
+// (here one unit: the last thread takes it), rows streamed, a SIMD loop
+// over the block's columns.
 // CPP-LABEL: static void sluice_kernel_4_d_w1_bgrad(
-// CPP: for (int64_t cb = 0; cb < 1LL; ++cb) {
+// CPP: #pragma omp parallel
+// CPP: part = omp_get_thread_num();
+// CPP-NEXT: parts = omp_get_num_threads();
+// CPP: const int64_t end = 1LL * (part + 1) / parts * 16LL;
+// CPP-NEXT: for (int64_t c0 = 1LL * part / parts * 16LL; c0 < end; c0 += 16LL) {
+// CPP-NEXT: const int64_t width = end - c0 < 16LL ? end - c0 : 16LL;
 // CPP-NEXT: float acc_v0[16];
 // CPP: for (int64_t r0 = 0; r0 < 6LL; ++r0) {
 // CPP: #pragma omp simd
-// CPP-NEXT: for (int c = 0; c < 16; ++c) {
-// CPP-NEXT: const int64_t o = cb * 16LL + c;
+// CPP-NEXT: for (int c = 0; c < width; ++c) {
+// CPP-NEXT: const int64_t o = c0 + c;
 // CPP-NEXT: const int64_t i_u = o;
 // CPP-NEXT: acc_v0[c] = sluice_sum_combine(acc_v0[c], sluice_to_f32(in0[i_b * 48LL + i_j * 16LL + i_u]));
 // CPP: const float v0 = acc_v0[c];

@@ -16,6 +16,9 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#if !defined(__CUDACC__) && defined(_OPENMP)
+#include <omp.h> // column reductions split their columns by thread
+#endif
 
 #ifndef SLUICE_HD
 #if defined(__CUDACC__)

@@ -14,6 +14,12 @@ using namespace mlir;
 using namespace mlir::sluice;
 using namespace mlir::sluice::emit;
 
+/// Columns per thread come in whole units of 16 (four Philox calls, one
+/// 64-byte line of f32).
+static constexpr int64_t kColumnUnit = 16;
+/// At most this many columns per block (the partials stay in L1/L2).
+static constexpr int64_t kMaxColumns = 4096;
+
 bool CoreEmitter::fullTensorsContiguousInOuter() const {
   size_t rank = s.outerDims.size() + s.innerDims.size();
   bool any = false;
@@ -60,7 +66,9 @@ int64_t CoreEmitter::columnBlock() const {
 void CoreEmitter::emitColumnDraws(int64_t columns, StringRef indent) {
   // The block's columns must be consecutive elements of the mask's
   // innermost dim, starting a Philox block.
-  if (columns % 4 != 0 || s.outerSizes.back() % columns != 0)
+  // (Split by thread: every block starts and ends on a unit of 16.)
+  if (!splitsColumnsByThread() &&
+      (columns % 4 != 0 || s.outerSizes.back() % columns != 0))
     return;
   for (Operation *op : group.ops) {
     auto mask = llvm::dyn_cast<RandomMaskOp>(op);
@@ -75,17 +83,50 @@ void CoreEmitter::emitColumnDraws(int64_t columns, StringRef indent) {
     std::string first = "first_" + valueName(mask.getResult());
     os << indent << "uint64_t " << first << ";\n"
        << indent << "{\n"
-       << indent << "  const int64_t o = cb * " << columns << "LL;\n";
+       << indent << "  const int64_t o = c0;\n";
     emitDecompose("o", s.outerDims, s.outerSizes, (indent + "  ").str());
     os << indent << "  " << first << " = " << canonicalIndex(type, false)
        << " >> 2;\n"
        << indent << "}\n";
-    emitDrawWords(mask, columns, first + " + w", indent);
+    emitDrawWords(mask, columns, "width", first + " + w", indent);
   }
 }
 
+bool CoreEmitter::splitsColumnsByThread() const {
+  return s.outerDims.size() == 1 && s.outerCount % kColumnUnit == 0;
+}
+
+void CoreEmitter::emitColumnLoopHead(int64_t columns) {
+  if (!splitsColumnsByThread()) {
+    os << "#ifdef _OPENMP\n#pragma omp parallel for\n#endif\n"
+       << "  for (int64_t cb = 0; cb < " << s.outerCount / columns
+       << "LL; ++cb) {\n"
+       << "    const int64_t c0 = cb * " << columns << "LL, width = "
+       << columns << "LL;\n";
+    return;
+  }
+  // One contiguous range of whole units per thread, in blocks of at most
+  // `columns` columns.
+  int64_t units = s.outerCount / kColumnUnit;
+  os << "#ifdef _OPENMP\n#pragma omp parallel\n#endif\n"
+     << "  {\n"
+     << "  int64_t part = 0, parts = 1;\n"
+     << "#ifdef _OPENMP\n"
+     << "  part = omp_get_thread_num();\n"
+     << "  parts = omp_get_num_threads();\n"
+     << "#endif\n"
+     << "  const int64_t end = " << units << "LL * (part + 1) / parts * "
+     << kColumnUnit << "LL;\n"
+     << "  for (int64_t c0 = " << units << "LL * part / parts * " << kColumnUnit
+     << "LL; c0 < end; c0 += " << columns << "LL) {\n"
+     << "    const int64_t width = end - c0 < " << columns << "LL ? end - c0 : "
+     << columns << "LL;\n";
+}
+
 LogicalResult CoreEmitter::emitColumnBlocks() {
-  int64_t columns = columnBlock();
+  int64_t columns = splitsColumnsByThread()
+                        ? std::min<int64_t>(s.outerCount, kMaxColumns)
+                        : columnBlock();
   auto emitOuterOps = [&](bool afterReduce, StringRef indent) {
     for (Operation *op : group.ops)
       if (!llvm::isa<ReduceOp>(op) && domainOf(op, s) == OpDomain::Outer &&
@@ -98,21 +139,19 @@ LogicalResult CoreEmitter::emitColumnBlocks() {
   for (Operation *op : group.ops)
     if (auto reduce = llvm::dyn_cast<ReduceOp>(op))
       reduces.push_back(reduce);
-  os << "#ifdef _OPENMP\n#pragma omp parallel for\n#endif\n"
-     << "  for (int64_t cb = 0; cb < " << s.outerCount / columns
-     << "LL; ++cb) {\n";
+  emitColumnLoopHead(columns);
   for (ReduceOp reduce : reduces)
     os << "    float acc_" << valueName(reduce.getResult()) << "[" << columns
        << "];\n"
-       << "    for (int c = 0; c < " << columns << "; ++c)\n"
+       << "    for (int c = 0; c < width; ++c)\n"
        << "      acc_" << valueName(reduce.getResult()) << "[c] = "
        << (reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f") << ";\n";
   os << "    for (int64_t r0 = 0; r0 < " << s.innerCount << "LL; ++r0) {\n";
   emitDecompose("r0", s.innerDims, s.innerSizes, "      ");
   emitColumnDraws(columns, "      ");
   os << "      #pragma omp simd\n"
-     << "      for (int c = 0; c < " << columns << "; ++c) {\n"
-     << "        const int64_t o = cb * " << columns << "LL + c;\n";
+     << "      for (int c = 0; c < width; ++c) {\n"
+     << "        const int64_t o = c0 + c;\n";
   emitDecompose("o", s.outerDims, s.outerSizes, "        ");
   if (failed(emitOuterOps(false, "        ")))
     return failure();
@@ -132,8 +171,8 @@ LogicalResult CoreEmitter::emitColumnBlocks() {
   emitOutputStores(/*outer=*/false, "        ");
   os << "      }\n    }\n";
   // Per column: the totals, what depends on them, the outer outputs.
-  os << "    for (int c = 0; c < " << columns << "; ++c) {\n"
-     << "      const int64_t o = cb * " << columns << "LL + c;\n";
+  os << "    for (int c = 0; c < width; ++c) {\n"
+     << "      const int64_t o = c0 + c;\n";
   emitDecompose("o", s.outerDims, s.outerSizes, "      ");
   for (ReduceOp reduce : reduces)
     os << "      const float " << valueName(reduce.getResult()) << " = "
@@ -144,6 +183,7 @@ LogicalResult CoreEmitter::emitColumnBlocks() {
       failed(emitOuterOps(true, "      ")))
     return failure();
   emitOutputStores(/*outer=*/true, "      ");
-  os << "    }\n  }\n}\n\n";
+  os << "    }\n  }\n" << (splitsColumnsByThread() ? "  }\n" : "")
+     << "}\n\n";
   return success();
 }

@@ -134,7 +134,8 @@ void CoreEmitter::emitFourWideDraws(unsigned stage, StringRef indent) {
                         canonicalIndex(mask.getResult().getType(), false) +
                         " >> 2) + w";
     if (!isCuda()) {
-      emitDrawWords(mask, vectorWidth, block, indent);
+      emitDrawWords(mask, vectorWidth, std::to_string(vectorWidth), block,
+                    indent);
       continue;
     }
     std::string bits = "bits_" + valueName(mask.getResult());
@@ -146,12 +147,13 @@ void CoreEmitter::emitFourWideDraws(unsigned stage, StringRef indent) {
   }
 }
 
-void CoreEmitter::emitDrawWords(RandomMaskOp mask, int64_t points,
-                                StringRef block, StringRef indent) {
+void CoreEmitter::emitDrawWords(RandomMaskOp mask, int64_t capacity,
+                                StringRef points, StringRef block,
+                                StringRef indent) {
   std::string words = "words_" + valueName(mask.getResult());
-  os << indent << "uint32_t " << words << "[" << points << "];\n"
+  os << indent << "uint32_t " << words << "[" << capacity << "];\n"
      << indent << "#pragma omp simd\n"
-     << indent << "for (int w = 0; w < " << points / 4 << "; ++w) {\n"
+     << indent << "for (int w = 0; w < " << points << " / 4; ++w) {\n"
      << indent << "  const struct sluice_philox4x32 drawn = "
      << "sluice_dropout_block(seed, " << mask.getStream() << "ULL, " << block
      << ");\n";
