@@ -46,6 +46,7 @@ SLUICE_PROBE(tanhf)
 SLUICE_PROBE(logf)
 SLUICE_PROBE(sluice_expf)
 SLUICE_PROBE(sluice_erff)
+SLUICE_PROBE(sluice_tanhf)
 )";
 
 /// |got - want| in units of the float spacing at `want`.
@@ -153,11 +154,11 @@ TEST_F(CpuVectorMath, WithinOneUlpOfDoublePrecision) {
   EXPECT_LE(maxUlp("probe_logf", 0.5f, 2.0f, log), bound);
 }
 
-// sluice_kernels.h's own exp and erf, which the CPU kernels call for f32
-// math.exp / math.erf (inlined and vectorized, no SLEEF call). Measured
+// sluice_kernels.h's own exp, erf and tanh, which the CPU kernels call for
+// f32 math.exp / math.erf / math.tanh (inlined and vectorized, no SLEEF call). Measured
 // (2 M points per range, AVX-512 and SSE builds): exp 1.005, erf 1.18 ulp
 // at most; asserted at 1.25. Special values must be libm's.
-TEST_F(CpuVectorMath, OwnExpAndErfWithinOneAndAQuarterUlp) {
+TEST_F(CpuVectorMath, OwnExpErfAndTanhAgainstDoublePrecision) {
   auto exp = [](double x) { return std::exp(x); };
   auto erf = [](double x) { return std::erf(x); };
   double bound = 1.25;
@@ -170,11 +171,20 @@ TEST_F(CpuVectorMath, OwnExpAndErfWithinOneAndAQuarterUlp) {
   EXPECT_LE(maxUlp("probe_sluice_erff", 0.9f, 0.95f, erf), bound);
   EXPECT_LE(maxUlp("probe_sluice_erff", -0.01f, 0.01f, erf), bound);
   EXPECT_LE(maxUlp("probe_sluice_erff", -1e-30f, 1e-30f, erf), bound);
+  // tanh: 1.33 ulp at most (just above |x| = 0.625, where 1 - 2 / (e + 1)
+  // takes over from the polynomial); asserted at 1.5.
+  auto tanh = [](double x) { return std::tanh(x); };
+  EXPECT_LE(maxUlp("probe_sluice_tanhf", -10.0f, 10.0f, tanh), 1.5);
+  EXPECT_LE(maxUlp("probe_sluice_tanhf", 0.6f, 0.65f, tanh), 1.5);
+  EXPECT_LE(maxUlp("probe_sluice_tanhf", -0.01f, 0.01f, tanh), 1.5);
   using Probe = void (*)(const float *, float *, int);
   auto expProbe = reinterpret_cast<Probe>(dlsym(handle, "probe_sluice_expf"));
   auto erfProbe = reinterpret_cast<Probe>(dlsym(handle, "probe_sluice_erff"));
+  auto tanhProbe =
+      reinterpret_cast<Probe>(dlsym(handle, "probe_sluice_tanhf"));
   ASSERT_NE(expProbe, nullptr);
   ASSERT_NE(erfProbe, nullptr);
+  ASSERT_NE(tanhProbe, nullptr);
   const float special[] = {INFINITY, -INFINITY, NAN,      0.0f,    -0.0f,
                            88.73f,   1000.0f,   -1000.0f, -103.97f, 1e-30f};
   const int count = sizeof(special) / sizeof(special[0]);
@@ -194,6 +204,15 @@ TEST_F(CpuVectorMath, OwnExpAndErfWithinOneAndAQuarterUlp) {
       EXPECT_TRUE(std::isnan(got[i])) << "erf(" << special[i] << ")";
     else
       EXPECT_EQ(got[i], want) << "erf(" << special[i] << ")";
+    EXPECT_EQ(std::signbit(got[i]), std::signbit(want)) << special[i];
+  }
+  tanhProbe(special, got, count);
+  for (int i = 0; i < 9; ++i) {
+    float want = std::tanh(special[i]);
+    if (std::isnan(want))
+      EXPECT_TRUE(std::isnan(got[i])) << "tanh(" << special[i] << ")";
+    else
+      EXPECT_EQ(got[i], want) << "tanh(" << special[i] << ")";
     EXPECT_EQ(std::signbit(got[i]), std::signbit(want)) << special[i];
   }
 }

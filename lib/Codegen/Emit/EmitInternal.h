@@ -68,8 +68,8 @@ using target::storageType;
 /// `arguments` (f32 expressions) and its index arguments to `indices`;
 /// returns the f32 expression of the yielded value. `prefix` makes local
 /// names unique. Fails with a diagnostic on an op it cannot print. On the
-/// C++ target f32 exp and erf call sluice_expf / sluice_erff
-/// (sluice_kernels.h).
+/// C++ target f32 exp, erf and tanh call sluice_expf / sluice_erff /
+/// sluice_tanhf (sluice_kernels.h).
 FailureOr<std::string> emitMapBody(MapOp map, ArrayRef<std::string> arguments,
                                    ArrayRef<std::string> indices,
                                    StringRef prefix, llvm::raw_ostream &os,

@@ -4,8 +4,8 @@
 // with the interpreter's semantics: IEEE maximum/minimum through helpers,
 // ordered/unordered comparisons spelled so NaN behaves, constants as hex
 // floats (exact). f32 bodies use the float functions (expf, ...), f64 the
-// double ones; on the C++ target f32 exp and erf are sluice_kernels.h's
-// sluice_expf / sluice_erff. The text compiles as host C++ and CUDA device
+// double ones; on the C++ target f32 exp, erf and tanh are
+// sluice_kernels.h's sluice_expf / sluice_erff / sluice_tanhf. The text compiles as host C++ and CUDA device
 // code.
 //
 //===----------------------------------------------------------------------===//
@@ -221,9 +221,9 @@ mlir::sluice::emit::emitMapBody(MapOp map, ArrayRef<std::string> arguments,
     case ScalarPrint::Math:
     case ScalarPrint::Helper:
       expr = spelling + (isFloat ? "f" : "") + "(" + llvm::join(in, ", ") + ")";
-      // The CPU's vectorizable exp and erf (sluice_kernels.h).
+      // The CPU's vectorizable exp, erf and tanh (sluice_kernels.h).
       if (isFloat && target == EmitTarget::Cpu &&
-          (spelling == "exp" || spelling == "erf"))
+          (spelling == "exp" || spelling == "erf" || spelling == "tanh"))
         expr = "sluice_" + expr;
       break;
     case ScalarPrint::Cast:
