@@ -84,13 +84,17 @@
 // CPP-NEXT: #pragma omp simd
 // CPP-NEXT: for (int v = 0; v < 8; ++v) {
 // CPP-NEXT: acc_v0[v] = sluice_sum_combine(acc_v0[v], ld0[v]);
-// CPP: float acc_v0_all = acc_v0[0];
-// CPP-NEXT: for (int v = 1; v < 8; ++v)
-// CPP-NEXT: acc_v0_all = sluice_sum_combine(acc_v0_all, acc_v0[v]);
+// The lanes' partials combine pairwise (a tree of SIMD steps).
+// CPP: for (int half = 4; half > 0; half >>= 1) {
+// CPP-NEXT: #pragma omp simd
+// CPP-NEXT: for (int v = 0; v < half; ++v)
+// CPP-NEXT: acc_v0[v] = sluice_sum_combine(acc_v0[v], acc_v0[v + half]);
+// CPP-NEXT: }
+// CPP-NEXT: float acc_v0_all = acc_v0[0];
 // CPP-NEXT: const float v0 = acc_v0_all;
 // The bias+gelu epilogue runs in place on the GEMM's output.
 // CPP-LABEL: static void sluice_kernel_3_ffn1_epilogue(const float *in0, const float *in1, float *out0, uint64_t seed)
-// CPP: = tanhf(
+// CPP: = sluice_tanhf(
 // The bias gradient (a sum over b, j of [b, j, u]) as blocked partial sums:
 // each OpenMP thread takes a contiguous range of whole units of 16 columns
 // (here one unit: the last thread takes it), rows streamed, a SIMD loop

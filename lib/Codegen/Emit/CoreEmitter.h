@@ -200,8 +200,9 @@ private:
   LogicalResult emitRowStage(unsigned stage);
   /// The accumulators of `reduces` (per lane on the CPU).
   void emitAccumulators(ArrayRef<ReduceOp> reduces);
-  /// The totals of `reduces`: lanes combined in order, then across the
-  /// block's threads on CUDA; rounded to the result's type.
+  /// The totals of `reduces`: on the CPU the lanes combined pairwise (a
+  /// tree of SIMD steps; in lane order when the width is not a power of
+  /// 2), on CUDA across the block's threads; rounded to the result's type.
   void emitTotals(ArrayRef<ReduceOp> reduces);
   std::string valueName(Value value) const {
     return "v" + std::to_string(valueIds.lookup(value));

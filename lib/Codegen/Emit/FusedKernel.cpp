@@ -540,13 +540,25 @@ void CoreEmitter::emitTotals(ArrayRef<ReduceOp> reduces) {
     std::string name = valueName(reduce.getResult());
     std::string total = "acc_" + name;
     bool isMax = reduce.getKind() == ReduceKind::max;
-    if (usesLaneAccumulators()) {
+    const char *combine = isMax ? "sluice_max_combine(" : "sluice_sum_combine(";
+    if (usesLaneAccumulators() && llvm::isPowerOf2_64(vectorWidth)) {
+      // The lanes' partials, combined pairwise: log2(width) SIMD steps,
+      // not a chain of width - 1 dependent ops per row.
+      os << "    for (int half = " << vectorWidth / 2
+         << "; half > 0; half >>= 1) {\n"
+         << "      #pragma omp simd\n"
+         << "      for (int v = 0; v < half; ++v)\n"
+         << "        " << total << "[v] = " << combine << total << "[v], "
+         << total << "[v + half]);\n"
+         << "    }\n"
+         << "    float " << total << "_all = " << total << "[0];\n";
+      total += "_all";
+    } else if (usesLaneAccumulators()) {
       // The lanes' partials, combined in lane order.
       os << "    float " << total << "_all = " << total << "[0];\n"
          << "    for (int v = 1; v < " << vectorWidth << "; ++v)\n"
-         << "      " << total
-         << "_all = " << (isMax ? "sluice_max_combine(" : "sluice_sum_combine(")
-         << total << "_all, " << total << "[v]);\n";
+         << "      " << total << "_all = " << combine << total << "_all, "
+         << total << "[v]);\n";
       total += "_all";
     }
     if (isCuda())
