@@ -13,7 +13,9 @@
 # bandwidth (bytes from report.json) as a fraction of a copy measured in the
 # same process, the bytes-weighted fraction, and the memory-bound kernels'
 # total time fused vs --fuse=off; at 1 thread those are timed in process CPU
-# time (module_timer --clock cpu), at 2 threads by the steady clock.
+# time (module_timer --clock cpu), at 2 threads by the steady clock; the
+# profile runs repeat ROUNDS times (each round's bytes-weighted fraction
+# and fused/unfused ratio, and their medians, are printed).
 # benchmarks/README.md.
 #
 # Usage: benchmarks/cpu-vs-torch.sh [build-dir] [iterations] [rounds]
@@ -103,15 +105,19 @@ for layer in $layers; do
     done
   done
   # Per-kernel times: the profile builds (fused and unfused), each with a
-  # 16 MiB copy measured in the same process and the same clock.
-  for threads in 1 2; do
-    export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
-    clock=wall
-    [ $threads = 1 ] && clock=cpu
-    for variant in prof off; do
-      "$work/module_timer" "$work/$layer-$variant-$clock/lib${name}_cpu.so" \
-        --iterations "$iterations" --copy-bytes $((16 << 20)) --clock $clock \
-        > "$work/$layer-$variant-t$threads.json"
+  # 16 MiB copy measured in the same process and the same clock, ROUNDS
+  # times alternately (the spread shows how much the machine's load moves
+  # the copy rate and the memory-bound kernels).
+  for round in $(seq 1 "$rounds"); do
+    for threads in 1 2; do
+      export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
+      clock=wall
+      [ $threads = 1 ] && clock=cpu
+      for variant in prof off; do
+        "$work/module_timer" "$work/$layer-$variant-$clock/lib${name}_cpu.so" \
+          --iterations "$iterations" --copy-bytes $((16 << 20)) --clock $clock \
+          > "$work/$layer-$variant-t$threads-r$round.json"
+      done
     done
   done
   unset OMP_NUM_THREADS OPENBLAS_NUM_THREADS

@@ -101,8 +101,8 @@ void CoreEmitter::emitColumnLoopHead(int64_t columns) {
     os << "#ifdef _OPENMP\n#pragma omp parallel for\n#endif\n"
        << "  for (int64_t cb = 0; cb < " << s.outerCount / columns
        << "LL; ++cb) {\n"
-       << "    const int64_t c0 = cb * " << columns << "LL, width = "
-       << columns << "LL;\n";
+       << "    const int64_t c0 = cb * " << columns << "LL, width = " << columns
+       << "LL;\n";
     return;
   }
   // One contiguous range of whole units per thread, in blocks of at most
@@ -119,8 +119,8 @@ void CoreEmitter::emitColumnLoopHead(int64_t columns) {
      << kColumnUnit << "LL;\n"
      << "  for (int64_t c0 = " << units << "LL * part / parts * " << kColumnUnit
      << "LL; c0 < end; c0 += " << columns << "LL) {\n"
-     << "    const int64_t width = end - c0 < " << columns << "LL ? end - c0 : "
-     << columns << "LL;\n";
+     << "    const int64_t width = end - c0 < " << columns
+     << "LL ? end - c0 : " << columns << "LL;\n";
 }
 
 LogicalResult CoreEmitter::emitColumnBlocks() {
@@ -183,7 +183,6 @@ LogicalResult CoreEmitter::emitColumnBlocks() {
       failed(emitOuterOps(true, "      ")))
     return failure();
   emitOutputStores(/*outer=*/true, "      ");
-  os << "    }\n  }\n" << (splitsColumnsByThread() ? "  }\n" : "")
-     << "}\n\n";
+  os << "    }\n  }\n" << (splitsColumnsByThread() ? "  }\n" : "") << "}\n\n";
   return success();
 }
