@@ -54,12 +54,23 @@ private:
 static llvm::StringRef targetLabel(bool cuda) { return cuda ? "CUDA" : "CPU"; }
 
 /// The emitter's output for one target (the emitter only reads `module`;
-/// `plan` is its memory plan, or null).
-static llvm::Expected<EmittedSources> emitSources(ModuleOp module, bool cuda,
-                                                  llvm::StringRef name,
-                                                  const MemoryPlan *plan) {
+/// `plan` is its memory plan, or null). The CUDA emitter takes the
+/// architecture from the module's `sluice.target` (the streaming kernels'
+/// tiles): for this emission it is `arch`, the one nvcc compiles for, and
+/// the module's own attribute is put back after.
+static llvm::Expected<EmittedSources>
+emitSources(ModuleOp module, bool cuda, llvm::StringRef name,
+            const MemoryPlan *plan, llvm::StringRef arch) {
+  constexpr llvm::StringLiteral kTarget = "sluice.target";
+  Attribute recorded = module->getAttr(kTarget);
+  if (cuda)
+    module->setAttr(kTarget, StringAttr::get(module.getContext(), arch));
   FailureOr<EmittedModule> emitted =
       emitModule(module, cuda ? EmitTarget::Cuda : EmitTarget::Cpu, name, plan);
+  if (cuda && recorded)
+    module->setAttr(kTarget, recorded);
+  else if (cuda)
+    module->removeAttr(kTarget);
   if (failed(emitted))
     return makeError("cannot emit the " + targetLabel(cuda) + " module of '" +
                      name + "' (see the errors above)");
@@ -127,7 +138,7 @@ llvm::Expected<std::string> buildCpuLibrary(ModuleOp module,
   if (!compiler)
     return compiler.takeError();
   llvm::Expected<EmittedSources> sources =
-      emitSources(module, /*cuda=*/false, name, plan);
+      emitSources(module, /*cuda=*/false, name, plan, /*arch=*/"");
   if (!sources)
     return sources.takeError();
   HostFeatures features = probeHostFeatures(*compiler, directory);
@@ -176,7 +187,7 @@ compileModule(ModuleOp module, llvm::StringRef name,
     if (cuda ? !options.cuda : !options.cpu)
       continue;
     llvm::Expected<EmittedSources> sources =
-        emitSources(module, cuda, name, plan);
+        emitSources(module, cuda, name, plan, options.arch);
     if (!sources)
       return sources.takeError();
     (cuda ? cudaSources : cpuSources) = std::move(*sources);
