@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "sluice/Analysis/CostModel.h"
+#include "sluice/Runtime/sluice_stream.h"
 
 #include <algorithm>
 #include <array>
@@ -212,5 +213,57 @@ KernelPrediction mlir::sluice::predictGemm(const GemmShape &shape,
                         {"alignment", alignment}};
   finish(prediction, double(shape.bytes), double(shape.flop),
          target.dramBytesPerSecond, peak);
+  return prediction;
+}
+
+StreamingWork mlir::sluice::streamingWork(const StreamingShape &shape) {
+  StreamingWork work;
+  if (!shape.causal) {
+    work.pairs = double(shape.m) * double(shape.n);
+  } else {
+    for (int64_t row = 0; row < shape.m; row += C::kStreamRowTile) {
+      int64_t end = std::min(shape.m, row + C::kStreamRowTile);
+      work.pairs += double(end - row) * double(std::min(shape.n, end));
+    }
+  }
+  double pairs = work.pairs * double(shape.slices);
+  double d = double(shape.d), e = double(shape.e);
+  work.tensorFlop = 2 * pairs * (shape.backward ? 4 * d + 3 * e : d + e);
+  work.pointwiseFlop = pairs * (shape.backward ? C::kStreamBackwardPointwise
+                                               : C::kStreamForwardPointwise);
+  return work;
+}
+
+KernelPrediction mlir::sluice::predictStreaming(const StreamingShape &shape,
+                                                const GpuTarget &target) {
+  KernelPrediction prediction;
+  // The backward is two launches (dQ, then dK and dV).
+  prediction.launchSeconds =
+      target.launchOverheadSeconds * (shape.backward ? 2 : 1);
+  StreamingWork work = streamingWork(shape);
+  double peak = gemmPeakFlops(shape.elementType, target);
+  // The products run over head dims padded to the kernels' tile
+  // (sluice_stream_cuda_tiles_for: 32, 64 or 128).
+  int64_t head = std::max(shape.d, shape.e);
+  int64_t padded = std::max<int64_t>(
+      head, sluice_stream_cuda_tiles_for(80, 2, head).head_dim);
+  double padding = double(shape.d + shape.e) / double(2 * padded);
+  double vector = *target.vectorFlops.f32;
+  prediction.computeSeconds =
+      work.tensorFlop / (peak * target.gemmEfficiency * padding) +
+      work.pointwiseFlop / vector;
+  prediction.memorySeconds =
+      double(shape.bytes) /
+      (target.dramBytesPerSecond * target.streamEfficiency);
+  double full = double(shape.m) * double(shape.n);
+  prediction.factors = {{"gemm", target.gemmEfficiency},
+                        {"head_padding", padding},
+                        {"causal_pairs", full > 0 ? work.pairs / full : 1},
+                        {"pointwise_share",
+                         work.pointwiseFlop / vector /
+                             prediction.computeSeconds}};
+  finish(prediction, double(shape.bytes),
+         work.tensorFlop + work.pointwiseFlop, target.dramBytesPerSecond,
+         peak);
   return prediction;
 }

@@ -4,8 +4,9 @@
 // cost model plain shapes: a fused kernel's thread schedule
 // (sluice/Codegen/Schedule.h) and how each charged tensor lies against it;
 // a GEMM kernel's strided-batched mapping
-// (dialects/sluice/Analysis/GemmMapping.h). The bytes are always the
-// accounting's (chargedTensors).
+// (dialects/sluice/Analysis/GemmMapping.h); a streaming kernel's problem
+// sizes (its scores, Q and O). The bytes are always the accounting's
+// (chargedTensors).
 //
 //===----------------------------------------------------------------------===//
 
@@ -198,6 +199,51 @@ KernelPrediction predictContraction(const OpCount &count, ContractOp contract,
   return predictGemm(shape, target);
 }
 
+/// The number of elements of `value`'s tensor.
+double elementsOf(Value value) {
+  double count = 1;
+  for (int64_t size : llvm::cast<NamedTensorType>(value.getType()).getSizes())
+    count *= double(size);
+  return count;
+}
+
+/// The cost model's shape of a streaming kernel: the scores are the body's
+/// contraction over (rows, cols); the slices, d and e follow from the sizes
+/// of the scores, Q and O (dO in the backward), whatever their layouts.
+FailureOr<StreamingShape> streamingShapeOf(KernelOp kernel,
+                                           const OpCount &count) {
+  StreamingAttr info = kernel.getStreamingAttr();
+  Value scores;
+  for (auto contract : kernel.getBlock().getOps<ContractOp>()) {
+    NamedTensorType type = contract.getResult().getType();
+    if (info && type.hasDim(info.getRows()) && type.hasDim(info.getCols())) {
+      scores = contract.getResult();
+      break;
+    }
+  }
+  bool backward = info && info.getDirection() == Phase::backward;
+  size_t inputs = kernel.getInputs().size();
+  if (!scores || inputs < (backward ? 4u : 3u) || kernel.getNumResults() < 1)
+    return kernel.emitOpError()
+           << "is a streaming kernel the cost model cannot read (no "
+              "contraction over its rows and cols, or missing operands)";
+  NamedTensorType type = llvm::cast<NamedTensorType>(scores.getType());
+  StreamingShape shape;
+  shape.m = type.getDimSize(info.getRows());
+  shape.n = type.getDimSize(info.getCols());
+  shape.slices = int64_t(elementsOf(scores) / double(shape.m * shape.n));
+  double rows = double(shape.slices * shape.m);
+  shape.d = int64_t(elementsOf(kernel.getInputs()[0]) / rows);
+  Value output = backward ? kernel.getInputs()[3] : kernel.getResult(0);
+  shape.e = int64_t(elementsOf(output) / rows);
+  shape.backward = backward;
+  shape.causal = info.getCausal();
+  shape.elementType.clear();
+  llvm::raw_string_ostream(shape.elementType) << type.getElementType();
+  shape.bytes = count.cost.bytesMoved().value_or(UINT64_MAX);
+  return shape;
+}
+
 std::string joinTypes(TypeRange types) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -252,6 +298,13 @@ FailureOr<KernelPrediction> mlir::sluice::predictOp(const OpCount &count,
   FailureOr<SmallVector<ChargedTensor>> tensors = chargedTensors(count.op);
   if (failed(tensors))
     return failure();
+  if (auto kernel = llvm::dyn_cast<KernelOp>(count.op);
+      kernel && kernel.getKind() == KernelKind::streaming) {
+    FailureOr<StreamingShape> shape = streamingShapeOf(kernel, count);
+    if (failed(shape))
+      return failure();
+    return predictStreaming(*shape, target);
+  }
   if (ContractOp contract = contractionOf(count.op))
     return predictContraction(count, contract, target);
   return predictFused(count, *tensors, target);

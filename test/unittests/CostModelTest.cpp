@@ -13,6 +13,9 @@
 #include "sluice/Analysis/ModuleCost.h"
 #include "sluice/Analysis/ProfileDatabase.h"
 
+#include "dialects/sluice/SluicePasses.h"
+#include "mlir/Pass/PassManager.h"
+
 #include <gtest/gtest.h>
 
 using namespace mlir;
@@ -191,6 +194,52 @@ TEST(CostModelTest, GemmPeaksByElementType) {
   EXPECT_EQ(gemmPeakFlops("f32", target), 10e12);
 }
 
+/// The streaming kernels' work (docs/Layout.md, "Streaming attention
+/// kernels"): pairs, the products with the backward's recomputation, the
+/// pointwise arithmetic; a causal mask skips whole key tiles of 64.
+TEST(CostModelTest, StreamingWorkCountsTheRecomputation) {
+  StreamingShape shape;
+  shape.slices = 10, shape.m = shape.n = 128, shape.d = 64, shape.e = 32;
+  StreamingWork forward = streamingWork(shape);
+  EXPECT_EQ(forward.pairs, 128.0 * 128);
+  EXPECT_EQ(forward.tensorFlop, 2.0 * 10 * 128 * 128 * (64 + 32));
+  EXPECT_EQ(forward.pointwiseFlop, 8.0 * 10 * 128 * 128);
+  shape.backward = true;
+  StreamingWork backward = streamingWork(shape);
+  // Q K^T and dO V^T in both passes, dQ, dK, dV once: 4 d + 3 e.
+  EXPECT_EQ(backward.tensorFlop, 2.0 * 10 * 128 * 128 * (4 * 64 + 3 * 32));
+  EXPECT_EQ(backward.pointwiseFlop, 16.0 * 10 * 128 * 128);
+  shape.causal = true;
+  // Query tiles [0, 64) and [64, 128) see 64 and 128 keys.
+  EXPECT_EQ(streamingWork(shape).pairs, 64.0 * 64 + 64.0 * 128);
+  shape.m = shape.n = 130; // and [128, 130) all 130
+  EXPECT_EQ(streamingWork(shape).pairs, 64.0 * 64 + 64.0 * 128 + 2.0 * 130);
+}
+
+TEST(CostModelTest, StreamingTimeIsProductsPlusPointwise) {
+  GpuTarget target = roundTarget();
+  StreamingShape shape;
+  shape.slices = 64, shape.m = shape.n = 1024, shape.d = shape.e = 40;
+  shape.bytes = 4 << 20;
+  StreamingWork work = streamingWork(shape);
+  KernelPrediction p = predictStreaming(shape, target);
+  // Head 40 runs in tiles of 64: 80 of 128 multiply-adds are useful.
+  double products = work.tensorFlop / (100e12 * 0.8 * (80.0 / 128));
+  EXPECT_NEAR(p.computeSeconds, products + work.pointwiseFlop / 10e12, 1e-15);
+  EXPECT_NEAR(p.memorySeconds, (4 << 20) / (1e12 * 0.9), 1e-15);
+  EXPECT_EQ(p.bound, Bound::Compute);
+  EXPECT_EQ(p.launchSeconds, 5e-6);
+  EXPECT_EQ(p.flop, work.tensorFlop + work.pointwiseFlop);
+  // The backward: two launches, more work; f32 runs on the vector units.
+  shape.backward = true;
+  EXPECT_EQ(predictStreaming(shape, target).launchSeconds, 10e-6);
+  EXPECT_GT(predictStreaming(shape, target).computeSeconds,
+            3 * p.computeSeconds);
+  shape.backward = false;
+  shape.elementType = "f32";
+  EXPECT_EQ(predictStreaming(shape, target).peakFlops, 10e12);
+}
+
 class ModuleCostTest : public SluiceTest {
 protected:
   /// The prediction of the op named `name` in `module` on the V100.
@@ -260,6 +309,38 @@ TEST_F(ModuleCostTest, ContractionUsesItsGemmMapping) {
     if (f.name == "k_depth")
       EXPECT_DOUBLE_EQ(f.value, 1024.0 / 1088);
   }
+}
+
+/// A streaming kernel (the rule on a grouped-query chain, causal) is priced
+/// by predictStreaming from its scores, Q and O: 2 x 2 x 3 slices (the
+/// query-only dim e counts), m = n = 130, d = 40, v = 24.
+TEST_F(ModuleCostTest, StreamingKernelIsPricedAsAttention) {
+  OwningOpRef<ModuleOp> module = parse(R"mlir(
+    sluice.graph @g(%a: !sluice.tensor<[n=2, g=2, e=3, r=130, d=40], f16> {sluice.name = "a"},
+                    %m: !sluice.tensor<[n=2, g=2, s=130, d=40], f16> {sluice.name = "m"},
+                    %w: !sluice.tensor<[n=2, g=2, s=130, v=24], f16> {sluice.name = "w"})
+        -> (!sluice.tensor<[n=2, g=2, e=3, r=130, v=24], f16> {sluice.name = "out"}) {
+      %sc = sluice.contract %a, %m {sluice.name = "score"} : (!sluice.tensor<[n=2, g=2, e=3, r=130, d=40], f16>, !sluice.tensor<[n=2, g=2, s=130, d=40], f16>) -> !sluice.tensor<[n=2, g=2, e=3, r=130, s=130], f16>
+      %cm = sluice.causal_mask %sc query "r" key "s" {sluice.name = "causal"} : !sluice.tensor<[n=2, g=2, e=3, r=130, s=130], f16>
+      %pr = sluice.softmax %cm over "s" {sluice.name = "weights"} : !sluice.tensor<[n=2, g=2, e=3, r=130, s=130], f16>
+      %o = sluice.contract %pr, %w {sluice.name = "mix"} : (!sluice.tensor<[n=2, g=2, e=3, r=130, s=130], f16>, !sluice.tensor<[n=2, g=2, s=130, v=24], f16>) -> !sluice.tensor<[n=2, g=2, e=3, r=130, v=24], f16>
+      sluice.return %o : !sluice.tensor<[n=2, g=2, e=3, r=130, v=24], f16>
+    })mlir");
+  ASSERT_TRUE(module);
+  PassManager pm(&context);
+  SluiceFuseOptions fuse;
+  fuse.streaming = true;
+  pm.addNestedPass<GraphOp>(createSluiceDecompose());
+  pm.addNestedPass<GraphOp>(createSluiceFuse(fuse));
+  ASSERT_TRUE(succeeded(pm.run(*module)));
+  KernelPrediction p = predict(*module, "k0");
+  StreamingShape shape;
+  shape.slices = 12, shape.m = shape.n = 130, shape.d = 40, shape.e = 24;
+  shape.causal = true;
+  StreamingWork work = streamingWork(shape);
+  EXPECT_EQ(p.flop, work.tensorFlop + work.pointwiseFlop);
+  EXPECT_EQ(p.launchSeconds, 4e-6);
+  EXPECT_EQ(p.peakFlops, 125e12);
 }
 
 TEST_F(ModuleCostTest, ProfileOverridesTheModel) {

@@ -71,6 +71,37 @@ struct GemmShape {
   uint64_t flop = 0;
 };
 
+/// One streaming attention kernel (the fusion pass's streaming rule,
+/// docs/Fusion.md; the runtime kernels of sluice_stream*.h): `slices`
+/// independent problems of m query rows, n keys, contracted extent d and
+/// value extent e.
+struct StreamingShape {
+  int64_t slices = 1, m = 1, n = 1, d = 1, e = 1;
+  /// The backward (dQ, dK, dV; two kernels), else the forward.
+  bool backward = false;
+  /// Key tiles past a query tile's last row are skipped.
+  bool causal = false;
+  /// Element type of Q, K, V: "f16", "bf16" or "f32".
+  std::string elementType = "f16";
+  /// Bytes the accounting charges at the kernel's boundary.
+  uint64_t bytes = 0;
+};
+
+/// The work a streaming kernel executes (docs/Layout.md, "Streaming
+/// attention kernels").
+struct StreamingWork {
+  /// (query row, key) pairs visited per slice: m n, or with a causal mask
+  /// those of the key tiles up to each query tile's last row.
+  double pairs = 0;
+  /// Matrix-product flop over all slices: 2 pairs (d + e) forward; the
+  /// backward's two passes each recompute Q K^T and dO V^T, 2 pairs
+  /// (4 d + 3 e).
+  double tensorFlop = 0;
+  /// Per-pair arithmetic outside the products (scale, mask, exp, running
+  /// statistics, dropout, dS), on the f32 vector units.
+  double pointwiseFlop = 0;
+};
+
 /// What limits a kernel's predicted time.
 enum class Bound { Memory, Compute, Launch };
 
@@ -125,6 +156,16 @@ struct CostModelConstants {
   /// A GEMM whose operands are not 16-byte aligned loses vectorized loads
   /// and the fastest tensor-core kernels.
   static constexpr double kMisalignedGemm = 0.5;
+  /// Query rows per tile of the streaming kernels (the C++ kernels' and
+  /// sm_80's CUDA tiles): the granularity at which a causal mask skips
+  /// key tiles.
+  static constexpr int64_t kStreamRowTile = 64;
+  /// Pointwise flop per visited pair: forward (scale and mask, the running
+  /// max, exp, the running sum, dropout, P rounded for the product: 8);
+  /// backward, per pass (exp(S - LSE), dropout, dS = P (dP - D), rounding:
+  /// 8), two passes.
+  static constexpr double kStreamForwardPointwise = 8;
+  static constexpr double kStreamBackwardPointwise = 16;
 };
 
 /// Sets `fractionOfPeak` from `seconds`, `bound` and the peaks (after a
@@ -137,6 +178,13 @@ KernelPrediction predictMemoryKernel(const MemoryKernelShape &shape,
 
 /// The predicted time of a GEMM on `target`.
 KernelPrediction predictGemm(const GemmShape &shape, const GpuTarget &target);
+
+/// The work of a streaming kernel.
+StreamingWork streamingWork(const StreamingShape &shape);
+
+/// The predicted time of a streaming attention kernel on `target`.
+KernelPrediction predictStreaming(const StreamingShape &shape,
+                                  const GpuTarget &target);
 
 /// The peak flop/s a GEMM of `elementType` runs at on `target`: the tensor
 /// peak for f16/bf16 where the GPU has one, else the f32 vector peak (the

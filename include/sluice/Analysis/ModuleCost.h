@@ -55,8 +55,9 @@ struct ModulePrediction {
   double phase(Phase p) const { return phaseSeconds[static_cast<unsigned>(p)]; }
 };
 
-/// The shape the cost model sees for a counted op: a GEMM for a gemm kernel
-/// or a contraction, a memory-bound kernel otherwise. Emits an error and
+/// The shape the cost model sees for a counted op: a streaming attention
+/// for a streaming kernel, a GEMM for a gemm kernel or a contraction, a
+/// memory-bound kernel otherwise. Emits an error and
 /// fails only on IR no kernel could run.
 FailureOr<KernelPrediction> predictOp(const OpCount &count,
                                       const GpuTarget &target);
