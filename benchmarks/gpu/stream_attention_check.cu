@@ -5,7 +5,8 @@
 // machine: f16, bf16 and f32, head dims 32 / 64 / 128, causal or not,
 // dropout 0 or 0.1 (the same Philox draws on both sides), sequence lengths
 // that are not multiples of the tiles, batch dims interleaved with the rows
-// as in BERT's [b, seq, h, p] layout, with the tiles of sm_80 and sm_90.
+// as in BERT's [b, seq, h, p] layout, multi-query cases (one K/V head
+// shared by every query head), with the tiles of sm_80 and sm_90.
 //
 // Prints one line per case ("ok" or "FAIL", the largest error of O, LSE,
 // dQ, dK, dV relative to max(1, max |cpu|)) and exits 1 if any case fails.
@@ -37,11 +38,14 @@
 
 namespace {
 
-/// One case: [b, m, h, d]-laid-out Q, O, dO; [b, h, n, d] K, V.
+/// One case: [b, m, h, d]-laid-out Q, O, dO; [b, h, n, d] K, V, or with
+/// `multiQuery` one K/V head [b, n, d] shared by the h query heads (h a
+/// query-only batch dim, group_rank 1: dK and dV sum over it).
 struct Case {
   int64_t b, h, m, n, d;
   int causal;
   double dropout;
+  int multiQuery = 0;
 };
 
 /// Host and device copies of one tensor of T.
@@ -109,6 +113,7 @@ sluice_stream_problem problemFor(const Case &c, uint64_t seed) {
   p.stream = 7;
   p.counter_batch[0] = c.h * c.m * c.n, p.counter_batch[1] = c.m * c.n;
   p.counter_row = c.n, p.counter_col = 1;
+  p.group_rank = c.multiQuery ? 1 : 0;
   return p;
 }
 
@@ -165,9 +170,11 @@ bool onGpu(const char *type, const Case &c, double tolerance,
   for (double e : errors)
     ok = ok && e <= tolerance;
   printf("%s sm_%d tiles, %s hd=%d b=%lld h=%lld m=%lld n=%lld d=%lld "
-         "causal=%d dropout=%g: O %.2e LSE %.2e dQ %.2e dK %.2e dV %.2e%s%s\n",
+         "causal=%d dropout=%g mq=%d: O %.2e LSE %.2e dQ %.2e dK %.2e dV "
+         "%.2e%s%s\n",
          ok ? "ok  " : "FAIL", ARCH, type, HD, (long long)c.b, (long long)c.h,
          (long long)c.m, (long long)c.n, (long long)c.d, c.causal, c.dropout,
+         c.multiQuery,
          errors[0], errors[1], errors[2], errors[3], errors[4],
          status == cudaSuccess ? "" : " ",
          status == cudaSuccess ? "" : cudaGetErrorString(status));
@@ -192,9 +199,13 @@ bool runCase(const char *type, const Case &c, double tolerance, unsigned seed) {
 
   sluice_stream_problem p = problemFor(c, 0x5eed0000ULL + seed);
   auto queries = [&](void *data) { return rowsThenHeads(c, c.m, data); };
-  auto keys = [&](void *data) { // [b, h, n, d]
-    return operand(data, c.h * c.n * c.d, c.n * c.d, c.d, 1);
+  auto keys = [&](void *data) { // [b, h, n, d], or [b, n, d] shared
+    return operand(data, c.h * c.n * c.d, c.multiQuery ? 0 : c.n * c.d, c.d,
+                   1);
   };
+  // Shared K/V: only the first head's part of dK, dV is written.
+  cudaMemset(dk.device, 0, kCount * sizeof(T));
+  cudaMemset(dv.device, 0, kCount * sizeof(T));
   auto stats = [&](void *data) { return statistic(c, data); };
 
   // The C++ kernels on the host copies.
@@ -262,6 +273,7 @@ int runAll(const char *type, double tolerance) {
       {2, 2, 77, 77, HD, 0, 0.1},       {1, 2, 128, 128, HD, 1, 0.0},
       {2, 2, 130, 130, HD - 1, 1, 0.1}, {1, 3, 77, 200, HD, 0, 0.0},
       {1, 3, 200, 77, HD, 1, 0.1},      {1, 2, 256, 256, HD, 0, 0.1},
+      {2, 3, 77, 77, HD, 1, 0.1, 1},    {1, 4, 130, 130, HD - 1, 0, 0.0, 1},
   };
   int failures = 0;
   unsigned seed = 1;
