@@ -331,6 +331,31 @@ static void splitGemmKernel(KernelOp kernel,
   }
 }
 
+/// An accumulating GEMM adds its product to C (beta = 1), which holds the
+/// accumulator: in place when the memory plan put the sum there, else copied
+/// first. Returns the GEMM's beta (0 for a kernel without an accumulator).
+FailureOr<double> ModuleEmitter::prepareAccumulator(KernelOp kernel,
+                                                    StringRef description,
+                                                    bool inPlace,
+                                                    Value cAddress,
+                                                    NamedTensorType cType) {
+  BlockArgument accumulator = kernel.getAccumulator();
+  if (!accumulator)
+    return 0.0;
+  if (!inPlace)
+    return kernel.emitOpError()
+           << "(" << description << ") must yield its accumulated sum";
+  if (!kernel.getAccumulatedStorage()) {
+    FailureOr<Value> source =
+        addressOf(kernel.getInputs()[accumulator.getArgNumber()], kernel);
+    if (failed(source))
+      return failure();
+    exec::CopyOp::create(execBuilder, kernel.getLoc(), *source, cAddress,
+                         *cType.getNumBytes());
+  }
+  return 1.0;
+}
+
 LogicalResult ModuleEmitter::lowerGemm(KernelOp kernel) {
   std::string description = describeKernel(kernel);
   ContractOp contract = kernel.getContraction();
@@ -417,31 +442,18 @@ LogicalResult ModuleEmitter::lowerGemm(KernelOp kernel) {
     }
   }
 
-  // An accumulating GEMM adds its product to C (beta = 1), which holds the
-  // accumulator: in place when the memory plan put the sum there, else
-  // copied first.
-  double beta = 0.0;
-  if (BlockArgument accumulator = kernel.getAccumulator()) {
-    if (!inPlace)
-      return kernel.emitOpError()
-             << "(" << description << ") must yield its accumulated sum";
-    if (!kernel.getAccumulatedStorage()) {
-      FailureOr<Value> source =
-          addressOf(kernel.getInputs()[accumulator.getArgNumber()], kernel);
-      if (failed(source))
-        return failure();
-      exec::CopyOp::create(execBuilder, kernel.getLoc(), *source, cAddress,
-                           *cType.getNumBytes());
-    }
-    beta = 1.0;
+  FailureOr<double> beta =
+      prepareAccumulator(kernel, description, inPlace, cAddress, cType);
+  if (failed(beta))
+    return failure();
+  if (*beta != 0.0)
     epilogue.clear();
-  }
 
   // cuBLASLt folds bias / relu / gelu when C is the epilogue's output and
   // the bias is one packed vector over the GEMM's rows.
   exec::BlasEpilogue ltEpilogue = exec::BlasEpilogue::none;
   Value biasAddress;
-  if (isCuda() && inPlace && independent.empty() && beta == 0.0) {
+  if (isCuda() && inPlace && independent.empty() && *beta == 0.0) {
     FailureOr<std::pair<exec::BlasEpilogue, Value>> folded =
         foldedEpilogue(kernel, g, epilogue, outerValue);
     if (failed(folded))
@@ -460,7 +472,7 @@ LogicalResult ModuleEmitter::lowerGemm(KernelOp kernel) {
                        cAddress, biasAddress, description, blasOp(g.transA),
                        blasOp(g.transB), g.m, g.n, g.k, g.lda, g.ldb, g.ldc,
                        g.batchCount, g.strideA, g.strideB, g.strideC,
-                       llvm::APFloat(g.alpha), llvm::APFloat(beta),
+                       llvm::APFloat(g.alpha), llvm::APFloat(*beta),
                        elementOf(g.a), elementOf(g.b), cType.getElementType(),
                        exec::ComputeType::f32, ltEpilogue,
                        /*descriptor=*/IntegerAttr());

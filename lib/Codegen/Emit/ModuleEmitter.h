@@ -64,6 +64,11 @@ private:
   LogicalResult lowerPhase(GraphOp graph, bool backward);
   LogicalResult lowerFused(KernelOp kernel);
   LogicalResult lowerGemm(KernelOp kernel);
+  /// The beta of a GEMM kernel's call; copies its accumulator into C first
+  /// unless the memory plan stored the sum there.
+  FailureOr<double> prepareAccumulator(KernelOp kernel, StringRef description,
+                                       bool inPlace, Value cAddress,
+                                       NamedTensorType cType);
   /// A `kind = streaming` kernel as a sluice_exec.attention
   /// (StreamingKernel.cpp).
   LogicalResult lowerStreaming(KernelOp kernel);
