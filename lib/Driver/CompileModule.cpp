@@ -54,23 +54,16 @@ private:
 static llvm::StringRef targetLabel(bool cuda) { return cuda ? "CUDA" : "CPU"; }
 
 /// The emitter's output for one target (the emitter only reads `module`;
-/// `plan` is its memory plan, or null). The CUDA emitter takes the
-/// architecture from the module's `sluice.target` (the streaming kernels'
-/// tiles): for this emission it is `arch`, the one nvcc compiles for, and
-/// the module's own attribute is put back after.
-static llvm::Expected<EmittedSources>
-emitSources(ModuleOp module, bool cuda, llvm::StringRef name,
-            const MemoryPlan *plan, llvm::StringRef arch) {
-  constexpr llvm::StringLiteral kTarget = "sluice.target";
-  Attribute recorded = module->getAttr(kTarget);
-  if (cuda)
-    module->setAttr(kTarget, StringAttr::get(module.getContext(), arch));
+/// `plan` is its memory plan, or null). The CUDA module is emitted for
+/// `arch`, the architecture nvcc compiles for (the streaming kernels' tiles),
+/// not the module's `sluice.target`.
+static llvm::Expected<EmittedSources> emitSources(ModuleOp module, bool cuda,
+                                                  llvm::StringRef name,
+                                                  const MemoryPlan *plan,
+                                                  llvm::StringRef arch) {
   FailureOr<EmittedModule> emitted =
-      emitModule(module, cuda ? EmitTarget::Cuda : EmitTarget::Cpu, name, plan);
-  if (cuda && recorded)
-    module->setAttr(kTarget, recorded);
-  else if (cuda)
-    module->removeAttr(kTarget);
+      emitModule(module, cuda ? EmitTarget::Cuda : EmitTarget::Cpu, name, plan,
+                 cuda ? arch : llvm::StringRef());
   if (failed(emitted))
     return makeError("cannot emit the " + targetLabel(cuda) + " module of '" +
                      name + "' (see the errors above)");

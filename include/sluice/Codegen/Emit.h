@@ -47,10 +47,13 @@ struct EmittedModule {
 /// the pipeline (Compilation::memoryPlan) and shared with the report; without
 /// one the emitter plans the module itself (sluice-opt, tests). The module is
 /// only read. Fails with a diagnostic naming the op (e.g. an unfused op, a
-/// bit-packed result, a contraction with no GEMM mapping).
+/// bit-packed result, a contraction with no GEMM mapping). `cudaArch` is the
+/// architecture the CUDA module will be compiled for ("sm_90"; it picks the
+/// streaming kernels' tiles); empty: the module's `sluice.target`.
 FailureOr<EmittedModule> emitModule(ModuleOp module, EmitTarget target,
                                     StringRef name,
-                                    const MemoryPlan *plan = nullptr);
+                                    const MemoryPlan *plan = nullptr,
+                                    StringRef cudaArch = {});
 
 /// The emission-level IR of `module` for `target`: one sluice_exec.entry
 /// per phase (what emitModule prints), verified. The generated kernels the

@@ -663,11 +663,10 @@ FailureOr<EmittedModule> ModuleEmitter::run() {
   return result;
 }
 
-FailureOr<EmittedModule> mlir::sluice::emitModule(ModuleOp module,
-                                                  EmitTarget target,
-                                                  StringRef name,
-                                                  const MemoryPlan *plan) {
-  return ModuleEmitter(module, target, name, plan).run();
+FailureOr<EmittedModule>
+mlir::sluice::emitModule(ModuleOp module, EmitTarget target, StringRef name,
+                         const MemoryPlan *plan, StringRef cudaArch) {
+  return ModuleEmitter(module, target, name, plan, cudaArch).run();
 }
 
 FailureOr<OwningOpRef<ModuleOp>>

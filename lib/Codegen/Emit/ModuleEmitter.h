@@ -41,11 +41,12 @@ struct Field {
 /// module around them (ModuleSkeleton.cpp).
 class ModuleEmitter {
 public:
-  /// `plan` is the module's memory plan, or null to plan it here.
+  /// `plan` is the module's memory plan, or null to plan it here;
+  /// `cudaArch` as for emitModule.
   ModuleEmitter(ModuleOp module, EmitTarget target, StringRef name,
-                const MemoryPlan *plan = nullptr)
+                const MemoryPlan *plan = nullptr, StringRef cudaArch = {})
       : module(module), target(target), name(sanitizeModuleName(name)),
-        fileStem(moduleFileStem(name)), plan(plan),
+        fileStem(moduleFileStem(name)), plan(plan), cudaArch(cudaArch.str()),
         execBuilder(module.getContext()) {
     module.getContext()->getOrLoadDialect<exec::ExecDialect>();
     execModule = ModuleOp::create(module.getLoc());
@@ -131,6 +132,9 @@ private:
   /// Where every intermediate lives: the caller's plan, or `ownPlan`.
   const MemoryPlan *plan = nullptr;
   std::optional<MemoryPlan> ownPlan;
+  /// The CUDA architecture compiled for ("sm_90"), or empty: the module's
+  /// `sluice.target`.
+  std::string cudaArch;
   GraphOp forward, backward;
   std::vector<Field> forwardFields, backwardFields;
   /// The sluice_exec pointer of every top-level value met so far.

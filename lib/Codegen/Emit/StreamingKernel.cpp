@@ -7,7 +7,8 @@
 // (batch dims, query rows, keys, the contracted dim c, V's column dim e),
 // every pointer's element strides by dim name, the dropout draw's counter
 // strides, and the tiles of the target (sluice_stream_cuda_tiles_for on
-// CUDA from the module's `sluice.target`, fixed tiles in C++).
+// CUDA from the architecture compiled for, else the module's `sluice.target`;
+// fixed tiles in C++).
 //
 //===----------------------------------------------------------------------===//
 
@@ -171,13 +172,16 @@ SmallVector<int64_t> counterStrides(KernelOp kernel, const StreamDims &dims) {
   return counter;
 }
 
-/// The compute capability of the module's CUDA target (`sluice.target`,
-/// "sm_90" -> 90; 80 without one).
-int targetArch(ModuleOp module) {
+/// The compute capability of `cudaArch`, else of the module's CUDA target
+/// (`sluice.target`): "sm_90" -> 90; 80 without one.
+int targetArch(ModuleOp module, StringRef cudaArch) {
+  StringRef target = cudaArch;
+  if (target.empty())
+    if (auto attr = module->getAttrOfType<StringAttr>("sluice.target"))
+      target = attr.getValue();
   int arch = 80;
-  if (auto target = module->getAttrOfType<StringAttr>("sluice.target"))
-    if (target.getValue().starts_with("sm_"))
-      (void)target.getValue().drop_front(3).getAsInteger(10, arch);
+  if (target.starts_with("sm_"))
+    (void)target.drop_front(3).getAsInteger(10, arch);
   return arch;
 }
 } // namespace
@@ -189,8 +193,8 @@ ModuleEmitter::streamTiles(KernelOp kernel, Type element, int64_t headDim) {
     return exec::StreamTilesAttr::get(context, kCppQueryRows, kCppKeyTile,
                                       kCppKeyTile, kCppQueryRows, 0, 1);
   int bytes = element.isF32() ? 4 : 2;
-  sluice_stream_cuda_tiles tiles =
-      sluice_stream_cuda_tiles_for(targetArch(module), bytes, headDim);
+  sluice_stream_cuda_tiles tiles = sluice_stream_cuda_tiles_for(
+      targetArch(module, cudaArch), bytes, headDim);
   if (tiles.warps == 0)
     return kernel.emitOpError()
            << "is a streaming kernel with head dim " << headDim
