@@ -1,6 +1,6 @@
 """Compile time of sluicec, spec to report (no nvcc), and how it grows.
 
-usage: compile_time.py SLUICEC [--spec SPEC] [--layers 1,2,4,8] [--runs N]
+usage: compile_time.py SLUICEC [--spec SPEC] [--layers 1,2,4,8,16] [--runs N]
 
 1. `sluicec SPEC -o DIR --quiet` N times (default examples/bert-large.json):
    the median CPU time (user + sys of the child) and wall time.
@@ -89,7 +89,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("sluicec")
     parser.add_argument("--spec", default=os.path.join(ROOT, "examples", "bert-large.json"))
-    parser.add_argument("--layers", default="1,2,4,8")
+    parser.add_argument("--layers", default="1,2,4,8,16")
     parser.add_argument("--runs", type=int, default=5)
     options = parser.parse_args()
     work = tempfile.mkdtemp(prefix="sluice-compile-time-")

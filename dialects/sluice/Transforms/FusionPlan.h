@@ -60,6 +60,15 @@ struct Group {
   DimSet dims, reduced;
 };
 
+/// What the planner did: its work counters (FusionPlannerWorkTest checks
+/// that they grow with the ops, not faster).
+struct PlannerWork {
+  /// Candidate merges whose saving was computed.
+  uint64_t candidatesPriced = 0;
+  /// Groups visited by the cycle checks of merges and moves.
+  uint64_t groupsVisited = 0;
+};
+
 /// The kernels of one graph, as the planner chose them.
 struct FusionPlan {
   /// The computing ops of the body (no renames, no terminator), in order;
@@ -77,6 +86,7 @@ struct FusionPlan {
   DenseMap<unsigned, streaming::StreamingGroup> streaming;
   /// Groups whose random-mask outputs are stored bit-packed.
   SmallVector<int64_t> packedGroups;
+  PlannerWork work;
 };
 
 /// Maps broadcast their inputs by name, so a map reading a pure broadcast

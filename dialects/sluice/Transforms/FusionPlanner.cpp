@@ -1,17 +1,16 @@
 //===- FusionPlanner.cpp - which primitives share a kernel ----------------===//
 //
 // The planning half of --sluice-fuse: a greedy algorithm over the dataflow
-// graph and the byte accounting. Every primitive starts as its own group;
-// the planner repeatedly merges the pair of groups (a producer and its
-// consumer, or two groups reading the same tensor) whose merge saves the
-// most bytes, as long as the merged group is still one legal kernel, until
-// no merge saves bytes. Random masks are not grouped: each kernel that uses
-// one regenerates it, or it is stored bit-packed. docs/Fusion.md explains
-// the rules with a worked example.
+// graph and the byte accounting (the search: GreedyMerge.cpp). This file
+// sets the planner up, counts the bytes of a candidate kernel, decides
+// whether a set of ops is one legal kernel, and places the random masks:
+// they are not grouped; each kernel that uses one regenerates it, or it is
+// stored bit-packed. docs/Fusion.md explains the rules with a worked
+// example.
 //
 //===----------------------------------------------------------------------===//
 
-#include "FusionPlan.h"
+#include "GraphFuser.h"
 
 #include "dialects/sluice/Analysis/GemmMapping.h"
 #include "dialects/sluice/SluiceBuilders.h"
@@ -88,56 +87,6 @@ uint64_t tensorBytes(Value value, bool packed) {
       .value_or(UINT64_MAX);
 }
 
-/// The fusion of one graph.
-class GraphFuser {
-public:
-  GraphFuser(GraphOp graph, const FuseOptions &options)
-      : graph(graph), options(options) {}
-
-  /// Plans the kernels; the fuser is spent afterwards.
-  FailureOr<FusionPlan> run();
-
-private:
-  // Setup.
-  void collectOps();
-  void formStreamingGroups(FusionPlan &plan);
-  void releaseStreamingMasks(const Group &group);
-  bool isMask(unsigned op) const { return llvm::isa<RandomMaskOp>(ops[op]); }
-
-  // The accounting of a set of ops run as one kernel.
-  uint64_t groupBytes(ArrayRef<unsigned> members) const;
-  uint64_t inputBytes(Value value) const;
-
-  // Legality.
-  bool canMerge(const Group &a, const Group &b, Group &merged) const;
-  bool canMergeFused(const Group &a, const Group &b, Group &merged) const;
-  bool canFoldEpilogue(const Group &library, const Group &consumer,
-                       Group &merged) const;
-  bool createsCycle(unsigned a, unsigned b) const;
-  bool readsThroughRename(const Group &reader, const Group &producer) const;
-  bool fitsResident(const Group &group) const;
-
-  // The greedy loop.
-  void fuseGreedily();
-  void refineByMoves();
-  FailureOr<SmallVector<unsigned>> topologicalOrder() const;
-  bool isAcyclic() const;
-  bool describeFused(ArrayRef<unsigned> members, Group &group) const;
-  SmallVector<unsigned> successorsOf(unsigned group) const;
-
-  // Mask placement and the kernel order.
-  void placeMasks(FusionPlan &plan);
-  LogicalResult orderGroups(FusionPlan &plan);
-
-  GraphOp graph;
-  FuseOptions options;
-  /// The computing ops of the body (no renames, no terminator), in order.
-  SmallVector<Operation *> ops;
-  DenseMap<Operation *, unsigned> indexOf;
-  SmallVector<Group> groups;
-  /// Group of each op (masks: none until placed).
-  SmallVector<int> groupOf;
-};
 /// True for a map that only broadcasts its one input to more dimensions
 /// (its body yields the input unchanged, in the same element type).
 static bool isPureBroadcast(MapOp map) {
@@ -168,8 +117,6 @@ void mlir::sluice::fusion::forwardBroadcasts(Block &body) {
   for (MapOp map : dead)
     map->erase();
 }
-
-namespace {
 
 void GraphFuser::collectOps() {
   // Also without fusion, so both programs (and their baselines) agree.
@@ -390,115 +337,6 @@ bool GraphFuser::canMerge(const Group &a, const Group &b,
   return canMergeFused(a, b, merged);
 }
 
-SmallVector<unsigned> GraphFuser::successorsOf(unsigned group) const {
-  llvm::SetVector<unsigned> successors;
-  std::function<void(Value)> visitUsers = [&](Value value) {
-    for (Operation *user : value.getUsers()) {
-      if (auto rename = llvm::dyn_cast<RenameOp>(user)) {
-        visitUsers(rename.getResult());
-        continue;
-      }
-      auto it = indexOf.find(user);
-      if (it == indexOf.end() || groupOf[it->second] < 0)
-        continue;
-      unsigned target = groupOf[it->second];
-      if (target != group)
-        successors.insert(target);
-    }
-  };
-  for (unsigned index : groups[group].members)
-    for (Value result : ops[index]->getResults())
-      visitUsers(result);
-  return successors.takeVector();
-}
-
-/// Merging a and b closes a cycle iff one reaches the other through a third
-/// group.
-bool GraphFuser::createsCycle(unsigned a, unsigned b) const {
-  auto reachesThroughOther = [&](unsigned from, unsigned to) {
-    SmallVector<unsigned> stack;
-    llvm::DenseSet<unsigned> seen;
-    for (unsigned next : successorsOf(from))
-      if (next != to && seen.insert(next).second)
-        stack.push_back(next);
-    while (!stack.empty()) {
-      unsigned current = stack.pop_back_val();
-      if (current == to)
-        return true;
-      for (unsigned next : successorsOf(current))
-        if (seen.insert(next).second)
-          stack.push_back(next);
-    }
-    return false;
-  };
-  return reachesThroughOther(a, b) || reachesThroughOther(b, a);
-}
-
-void GraphFuser::fuseGreedily() {
-  if (!options.enable)
-    return;
-  while (true) {
-    // Candidate pairs: producer -> consumer, and groups reading a common
-    // tensor produced elsewhere.
-    std::set<std::pair<unsigned, unsigned>> candidates;
-    DenseMap<Value, SmallVector<unsigned>> readers;
-    for (unsigned g = 0; g < groups.size(); ++g) {
-      if (!groups[g].alive)
-        continue;
-      for (unsigned next : successorsOf(g))
-        candidates.insert({g, next});
-      llvm::SmallDenseSet<Value, 8> own;
-      for (unsigned index : groups[g].members)
-        for (Value operand : ops[index]->getOperands()) {
-          Value source = resolveView(operand);
-          if (own.insert(source).second)
-            readers[source].push_back(g);
-        }
-    }
-    for (auto &[value, list] : readers)
-      for (unsigned i = 0; i < list.size(); ++i)
-        for (unsigned j = i + 1; j < list.size(); ++j)
-          if (list[i] != list[j])
-            candidates.insert({std::min(list[i], list[j]),
-                               std::max(list[i], list[j])});
-
-    // The legal merge that saves the most bytes; ties go to the earliest.
-    struct Best {
-      int64_t saving = 0;
-      unsigned first = 0, second = 0;
-      Group merged;
-    } best;
-    bool found = false;
-    for (auto [first, second] : candidates) {
-      Group &a = groups[first], &b = groups[second];
-      SmallVector<unsigned> members(a.members);
-      members.append(b.members.begin(), b.members.end());
-      llvm::sort(members);
-      int64_t saving = static_cast<int64_t>(groupBytes(a.members)) +
-                       static_cast<int64_t>(groupBytes(b.members)) -
-                       static_cast<int64_t>(groupBytes(members));
-      if (saving <= 0 || (found && saving <= best.saving))
-        continue;
-      // A library group only absorbs its consumers.
-      Group merged;
-      bool legal = b.library ? canMerge(b, a, merged) : canMerge(a, b, merged);
-      if (!legal || createsCycle(first, second))
-        continue;
-      merged.members = std::move(members);
-      best = {saving, first, second, std::move(merged)};
-      found = true;
-    }
-    if (!found)
-      return;
-    Group &keep = groups[best.first];
-    keep = std::move(best.merged);
-    for (unsigned index : keep.members)
-      groupOf[index] = best.first;
-    groups[best.second].alive = false;
-    groups[best.second].members.clear();
-  }
-}
-
 /// The fused group made of `members`, if they form one legal kernel: the
 /// iteration space is the largest member domain, which holds every other;
 /// all reductions reduce the same dimensions; every member loops over all of
@@ -529,114 +367,6 @@ bool GraphFuser::describeFused(ArrayRef<unsigned> members,
       return false;
   }
   return fitsResident(group);
-}
-
-/// The live groups in dependence order, or failure if their dataflow has a
-/// cycle. Kahn's algorithm; among the ready groups, the one whose first
-/// member comes first in the graph, which fixes the kernel numbering (k0,
-/// k1, ...) every report shows. The one sort of the planner: the moves
-/// check acyclicity with it and the plan's kernel order is its result.
-FailureOr<SmallVector<unsigned>> GraphFuser::topologicalOrder() const {
-  SmallVector<unsigned> live;
-  for (unsigned g = 0; g < groups.size(); ++g)
-    if (groups[g].alive && !groups[g].members.empty())
-      live.push_back(g);
-  DenseMap<unsigned, unsigned> inDegree;
-  DenseMap<unsigned, SmallVector<unsigned>> successors;
-  for (unsigned g : live) {
-    inDegree.try_emplace(g, 0);
-    for (unsigned next : successorsOf(g)) {
-      successors[g].push_back(next);
-      ++inDegree[next];
-    }
-  }
-  // Regenerated masks add no edges: they are recomputed in place.
-  std::set<std::pair<unsigned, unsigned>> ready;
-  for (unsigned g : live)
-    if (inDegree[g] == 0)
-      ready.insert({groups[g].members.front(), g});
-  SmallVector<unsigned> order;
-  while (!ready.empty()) {
-    unsigned g = ready.begin()->second;
-    ready.erase(ready.begin());
-    order.push_back(g);
-    for (unsigned next : successors[g])
-      if (--inDegree[next] == 0)
-        ready.insert({groups[next].members.front(), next});
-  }
-  if (order.size() != live.size())
-    return failure();
-  return order;
-}
-
-/// True if the groups' dataflow has no cycle.
-bool GraphFuser::isAcyclic() const { return succeeded(topologicalOrder()); }
-
-/// Greedy merging can leave an op in the wrong one of two neighbouring
-/// kernels (e.g. a full-size op that only needs a row statistic sits in the
-/// kernel computing the statistic, so a full tensor crosses to its
-/// consumer). Move single ops between fused producer/consumer kernels while
-/// a move saves bytes and both kernels stay legal and the graph acyclic.
-void GraphFuser::refineByMoves() {
-  if (!options.enable)
-    return;
-  for (unsigned sweep = 0; sweep < 8; ++sweep) {
-    bool improved = false;
-    for (unsigned index = 0; index < ops.size(); ++index) {
-      int from = groupOf[index];
-      if (from < 0 || groups[from].library || groups[from].streaming ||
-          groups[from].members.size() < 2)
-        continue;
-      // Candidate destinations: the fused groups next to this op.
-      llvm::SetVector<unsigned> targets;
-      for (Value operand : ops[index]->getOperands())
-        if (Operation *producer = resolveView(operand).getDefiningOp())
-          if (auto it = indexOf.find(producer);
-              it != indexOf.end() && groupOf[it->second] >= 0)
-            targets.insert(groupOf[it->second]);
-      for (Operation *user : ops[index]->getUsers())
-        if (auto it = indexOf.find(user);
-            it != indexOf.end() && groupOf[it->second] >= 0)
-          targets.insert(groupOf[it->second]);
-      for (unsigned to : targets) {
-        if (static_cast<int>(to) == from || groups[to].library ||
-            groups[to].streaming)
-          continue;
-        SmallVector<unsigned> rest, grown(groups[to].members);
-        for (unsigned member : groups[from].members)
-          if (member != index)
-            rest.push_back(member);
-        grown.push_back(index);
-        llvm::sort(grown);
-        if (options.maxOps && grown.size() > options.maxOps)
-          continue;
-        Group restGroup, grownGroup;
-        if (!describeFused(rest, restGroup) ||
-            !describeFused(grown, grownGroup))
-          continue;
-        int64_t before = static_cast<int64_t>(groupBytes(groups[from].members)) +
-                         static_cast<int64_t>(groupBytes(groups[to].members));
-        int64_t after = static_cast<int64_t>(groupBytes(rest)) +
-                        static_cast<int64_t>(groupBytes(grown));
-        if (after >= before)
-          continue;
-        Group oldFrom = groups[from], oldTo = groups[to];
-        groups[from] = std::move(restGroup);
-        groups[to] = std::move(grownGroup);
-        groupOf[index] = to;
-        if (!isAcyclic()) {
-          groups[from] = std::move(oldFrom);
-          groups[to] = std::move(oldTo);
-          groupOf[index] = from;
-          continue;
-        }
-        improved = true;
-        break;
-      }
-    }
-    if (!improved)
-      return;
-  }
 }
 
 /// Places the random masks: regenerated in every fused user group that can
@@ -768,10 +498,11 @@ FailureOr<FusionPlan> GraphFuser::run() {
     return failure();
   plan.ops = std::move(ops);
   plan.groups = std::move(groups);
+  plan.work = work;
+  if (order)
+    plan.work.groupsVisited = order->visited();
   return plan;
 }
-
-} // namespace
 
 FailureOr<FusionPlan> mlir::sluice::fusion::planFusion(GraphOp graph,
                                                        const FuseOptions &options) {

@@ -13,6 +13,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <set>
+
 using namespace mlir;
 using namespace mlir::sluice;
 using namespace mlir::sluice::fusion;
@@ -31,38 +33,53 @@ std::string mlir::sluice::fusion::reportName(Operation *op) {
 namespace {
 
 /// Clones the renames of the original body into the new program as soon as
-/// their source has a value there.
+/// their source has a value there, in body order (a rename of a rename comes
+/// after its source, so one pass over the ready ones emits chains whole).
 class RenameMover {
 public:
   RenameMover(Block &body, OpBuilder &builder, IRMapping &outside)
       : builder(builder), outside(outside) {
     for (Operation &op : body.without_terminator())
-      if (auto rename = llvm::dyn_cast<RenameOp>(op))
+      if (auto rename = llvm::dyn_cast<RenameOp>(op)) {
+        waiting[rename.getInput()].push_back(renames.size());
         renames.push_back(rename);
+      }
   }
 
-  void emitReady() {
-    bool progress = true;
-    while (progress) {
-      progress = false;
-      for (RenameOp rename : renames) {
-        if (emitted.contains(rename) || !outside.contains(rename.getInput()))
-          continue;
-        Operation *clone = builder.clone(*rename, outside);
-        outside.map(rename.getResult(), clone->getResult(0));
-        emitted.insert(rename);
-        progress = true;
-      }
+  /// Emits the renames whose source just got a value (`mapped`, or a
+  /// block argument) and those of their results.
+  void emitReady(ValueRange mapped) {
+    for (Value value : mapped)
+      release(value);
+    while (!ready.empty()) {
+      unsigned index = *ready.begin();
+      ready.erase(ready.begin());
+      RenameOp rename = renames[index];
+      Operation *clone = builder.clone(*rename, outside);
+      outside.map(rename.getResult(), clone->getResult(0));
+      ++emitted;
+      release(rename.getResult());
     }
   }
 
-  bool allEmitted() const { return emitted.size() == renames.size(); }
+  bool allEmitted() const { return emitted == renames.size(); }
 
 private:
+  void release(Value source) {
+    auto it = waiting.find(source);
+    if (it == waiting.end())
+      return;
+    ready.insert(it->second.begin(), it->second.end());
+    waiting.erase(it);
+  }
+
   OpBuilder &builder;
   IRMapping &outside;
   SmallVector<RenameOp> renames;
-  llvm::DenseSet<Operation *> emitted;
+  /// Renames by source, until the source has a value; then by body order.
+  llvm::DenseMap<Value, SmallVector<unsigned>> waiting;
+  std::set<unsigned> ready;
+  size_t emitted = 0;
 };
 
 /// Puts a streaming kernel's inputs and outputs in their fixed order
@@ -90,10 +107,11 @@ LogicalResult orderStreamingBoundary(GraphOp graph,
 }
 
 /// Builds the kernel of group `g` before the builder's insertion point,
-/// reading its inputs through `outside` and mapping its outputs there.
+/// reading its inputs through `outside` and mapping its `outputs` (values
+/// of the original body) there.
 LogicalResult outlineGroup(GraphOp graph, const FusionPlan &plan, unsigned g,
                            unsigned kernelNumber, OpBuilder &builder,
-                           IRMapping &outside) {
+                           IRMapping &outside, SmallVector<Value> &outputs) {
   MLIRContext *context = graph.getContext();
   const Group &group = plan.groups[g];
   SmallVector<Operation *> members;
@@ -111,7 +129,6 @@ LogicalResult outlineGroup(GraphOp graph, const FusionPlan &plan, unsigned g,
       if (!producer || !inside.contains(producer))
         inputs.insert(operand);
     }
-  SmallVector<Value> outputs;
   for (Operation *op : members)
     for (Value result : op->getResults())
       if (llvm::any_of(result.getUsers(), [&](Operation *user) {
@@ -187,12 +204,14 @@ LogicalResult mlir::sluice::fusion::outlineKernels(GraphOp graph,
   for (BlockArgument arg : body.getArguments())
     outside.map(arg, arg);
   RenameMover renames(body, builder, outside);
-  renames.emitReady();
+  renames.emitReady(body.getArguments());
   unsigned kernelNumber = 0;
   for (unsigned g : plan.order) {
-    if (failed(outlineGroup(graph, plan, g, kernelNumber++, builder, outside)))
+    SmallVector<Value> outputs;
+    if (failed(outlineGroup(graph, plan, g, kernelNumber++, builder, outside,
+                            outputs)))
       return failure();
-    renames.emitReady();
+    renames.emitReady(outputs);
   }
 
   // Point the terminator at the new values and drop the old program.

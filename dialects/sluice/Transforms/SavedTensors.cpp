@@ -15,21 +15,31 @@ std::optional<unsigned> SavedTensors::resultIndex(Value value) {
   return std::nullopt;
 }
 
-std::optional<unsigned> SavedTensors::argumentIndex(StringRef source) {
+SavedTensors::SavedTensors(GraphOp forward, GraphOp backward)
+    : forward(forward), backward(backward) {
+  // The first argument of a source wins, as the first result of a value.
   for (unsigned index = 0; index < backward.getNumArguments(); ++index)
-    if (backward.isSavedArg(index) &&
-        backward.getSavedArgSource(index) == source)
-      return index;
-  return std::nullopt;
+    if (backward.isSavedArg(index))
+      argumentOf.try_emplace(backward.getSavedArgSource(index),
+                             backward.getArgument(index));
+  ReturnOp ret = forward.getReturnOp();
+  for (unsigned index = 0; index < ret.getNumOperands(); ++index)
+    if (forward.isSavedResult(index))
+      sourceOf.try_emplace(ret.getOperand(index),
+                           forward.getSavedResultSource(index).str());
+}
+
+void SavedTensors::indexResult(Value value) {
+  sourceOf.erase(value);
+  if (std::optional<unsigned> result = resultIndex(value))
+    sourceOf[value] = forward.getSavedResultSource(*result).str();
 }
 
 BlockArgument SavedTensors::lookup(Value value) {
-  std::optional<unsigned> result = resultIndex(value);
-  if (!result)
+  auto source = sourceOf.find(value);
+  if (source == sourceOf.end())
     return nullptr;
-  std::optional<unsigned> arg =
-      argumentIndex(forward.getSavedResultSource(*result));
-  return arg ? backward.getArgument(*arg) : nullptr;
+  return argumentOf.lookup(source->second);
 }
 
 BlockArgument SavedTensors::lookupView(Value value) {
@@ -47,7 +57,7 @@ BlockArgument SavedTensors::save(Value value, StringRef name) {
     return arg;
   MLIRContext *context = forward.getContext();
   std::string source = name.str();
-  for (unsigned suffix = 1; argumentIndex(source); ++suffix)
+  for (unsigned suffix = 1; argumentOf.contains(source); ++suffix)
     source = (name + "." + Twine(suffix)).str();
   Builder builder(context);
   auto attrs = builder.getDictionaryAttr(
@@ -66,21 +76,33 @@ BlockArgument SavedTensors::save(Value value, StringRef name) {
     ++argPosition;
   (void)backward.insertArgument(argPosition, value.getType(), attrs,
                                 value.getLoc());
-  return backward.getArgument(argPosition);
+  BlockArgument arg = backward.getArgument(argPosition);
+  argumentOf.try_emplace(source, arg);
+  sourceOf.try_emplace(value, source);
+  return arg;
 }
 
 LogicalResult SavedTensors::unsave(Value value) {
   std::optional<unsigned> result = resultIndex(value);
   if (!result)
     return failure();
-  std::optional<unsigned> arg =
-      argumentIndex(forward.getSavedResultSource(*result));
-  if (arg) {
-    if (!backward.getArgument(*arg).use_empty())
+  std::string source = forward.getSavedResultSource(*result).str();
+  if (BlockArgument arg = argumentOf.lookup(source)) {
+    if (!arg.use_empty())
       return failure();
-    if (failed(backward.eraseArgument(*arg)))
+    if (failed(backward.eraseArgument(arg.getArgNumber())))
       return failure();
+    argumentOf.erase(source);
+    // A later argument of the same source now comes first.
+    for (unsigned index = 0; index < backward.getNumArguments(); ++index)
+      if (backward.isSavedArg(index) &&
+          backward.getSavedArgSource(index) == source) {
+        argumentOf[source] = backward.getArgument(index);
+        break;
+      }
   }
   forward.getReturnOp()->eraseOperand(*result);
-  return forward.eraseResult(*result);
+  LogicalResult erased = forward.eraseResult(*result);
+  indexResult(value);
+  return erased;
 }

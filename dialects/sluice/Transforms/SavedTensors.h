@@ -13,13 +13,22 @@
 
 #include "dialects/sluice/SluiceOps.h"
 
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <string>
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <string>
+
 namespace mlir::sluice {
 
 /// The saved tensors between `forward` and `backward`.
 class SavedTensors {
 public:
-  SavedTensors(GraphOp forward, GraphOp backward)
-      : forward(forward), backward(backward) {}
+  SavedTensors(GraphOp forward, GraphOp backward);
 
   /// The backward argument holding the forward value `value`, or null if
   /// the forward does not save it.
@@ -37,10 +46,16 @@ public:
 private:
   /// The forward result index saving `value`, if any.
   std::optional<unsigned> resultIndex(Value value);
-  /// The backward argument whose `sluice.saved` is `source`, if any.
-  std::optional<unsigned> argumentIndex(StringRef source);
+  /// Re-reads the source of `value` from the forward's return (after one of
+  /// its results was removed).
+  void indexResult(Value value);
 
   GraphOp forward, backward;
+  /// The backward argument of each saved source (the first), and the
+  /// source of each saved forward value (its first result): lookups without
+  /// scanning the signatures, which grow with the layers.
+  llvm::StringMap<BlockArgument> argumentOf;
+  llvm::DenseMap<Value, std::string> sourceOf;
 };
 
 } // namespace mlir::sluice
