@@ -2,23 +2,37 @@
 //-*-===//
 //
 // The portable C++ kernels of a streaming (online-softmax) attention kernel,
-// the problem of sluice_stream.h, with the tiling of the CUDA kernels:
+// the problem of sluice_stream.h. A CPU core holds a whole block of scores
+// in its L1/L2 cache, so unlike the CUDA kernels these work on blocks: BM
+// query rows against a tile of keys (BN rounded up to the register block's
+// width), each product a register-blocked loop nest over dense copies of
+// the operands (blockProduct below, as fast as oneDNN's sgemm on these
+// sizes), the exp and the dropout draws in SIMD loops over a whole row of
+// the tile.
 //
-// * forward: per (slice, tile of BM query rows), stream over tiles of BN
-//   keys with a running row max and row sum; the running output is
-//   rescaled when the max grows and divided by the sum after the last tile
-//   (so the softmax is normalized after the second contraction). Only O and
-//   LSE are written.
-// * backward (FlashAttention-2, two passes, no atomics and no scratch): a dQ
-//   pass per (slice, query tile) streaming over key tiles, and a dK/dV pass
-//   per (key/value slice, key tile) streaming over the query tiles of every
-//   query slice of its group (grouped-query attention sums there). Each
-//   recomputes P = exp(S - LSE) and the dropout draw; D[i] = sum_x dO[i, x]
+// * forward: per (slice, BM query rows), stream over the key tiles with a
+//   running row max and row sum: S = Q K^T, P = exp(scale S - max), the
+//   running output rescaled when the max grows, O += P_dropped V, divided by
+//   the sum after the last tile (so the softmax is normalized after the
+//   second contraction). Only O and LSE are written.
+// * backward (FlashAttention-2 by recomputation, no atomics): per tile
+//   S = Q K^T and dP = dO V^T, P = exp(scale S - LSE), dS = P (dP - D), then
+//   dQ += dS K, dK += dS^T Q, dV += P_dropped^T dO. With enough key/value
+//   slices for the threads, one task per key/value slice does all three in
+//   one pass over its query slices (grouped-query attention sums there);
+//   otherwise a dQ pass over (slice, query rows) and a dK/dV pass over
+//   (key/value slice, key tiles), each recomputing P. D[i] = sum_x dO[i, x]
 //   O[i, x] is an input (an ordinary fused kernel computes it before).
+// * causal: key tiles past a row block's last row are skipped; inside a
+//   tile, columns past a row's diagonal are masked.
+// * dropout: the keep factors of a tile row come from one Philox call per
+//   four consecutive counters (dropoutWords: eight calls at a time
+//   with AVX2) when the counter's key stride is 1, the interpreter's order;
+//   one call per element otherwise. Identical draws either way.
 //
 // Accumulation is in f32 for float/f16/bf16 elements and in f64 for double
-// (tests); LSE has that accumulation type. With OpenMP the (slice, tile)
-// tasks run in parallel.
+// (tests); LSE has that accumulation type. With OpenMP the tasks run in
+// parallel; each thread owns its scratch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,7 +46,20 @@
 #include <cmath>
 #include <vector>
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+// The SIMD row loops stay functions of their own: inlined into the tile
+// loops, GCC 12 no longer if-converts them and runs them scalar.
+#if defined(__GNUC__)
+#define SLUICE_STREAM_NOINLINE __attribute__((noinline))
+#else
+#define SLUICE_STREAM_NOINLINE
+#endif
+
 #ifdef _OPENMP
+#include <omp.h>
 #define SLUICE_STREAM_PRAGMA(x) _Pragma(#x)
 #else
 #define SLUICE_STREAM_PRAGMA(x)
@@ -60,40 +87,262 @@ static inline void narrow(T *p, float x) {
 }
 static inline void narrow(double *p, double x) { *p = x; }
 
-template <typename A>
-static inline A dot(const A *x, const A *y, int64_t count) {
-  A sum = 0;
-  for (int64_t c = 0; c < count; ++c)
-    sum += x[c] * y[c];
-  return sum;
+/// exp in the accumulation type: sluice_kernels.h's inline, vectorizable
+/// sluice_expf for f32 (1.01 ulp), libm for f64.
+static inline float expAcc(float x) { return sluice_expf(x); }
+static inline double expAcc(double x) { return std::exp(x); }
+
+//===----------------------------------------------------------------------===//
+// Dropout words, many blocks at a time
+//===----------------------------------------------------------------------===//
+
+#if defined(__AVX2__)
+/// The high and low 32 bits of each 32-bit lane of `x` times `factor`: the
+/// high halves from the even and odd lanes' 64-bit products (vpmuludq),
+/// blended; the low halves by vpmulld.
+static inline void philoxMul8(__m256i x, __m256i factor, __m256i &hi,
+                              __m256i &lo) {
+  __m256i even = _mm256_mul_epu32(x, factor);
+  __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(x, 32), factor);
+  lo = _mm256_mullo_epi32(x, factor);
+  hi = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
 }
 
+/// Philox-4x32-10 (Philox.h) of eight counters at once: word w of lane l
+/// in c[w].
+static inline void philox8(__m256i (&c)[4], uint32_t key0, uint32_t key1) {
+  const __m256i m0 = _mm256_set1_epi32((int)0xD2511F53u);
+  const __m256i m1 = _mm256_set1_epi32((int)0xCD9E8D57u);
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      key0 += 0x9E3779B9u;
+      key1 += 0xBB67AE85u;
+    }
+    __m256i hi0, lo0, hi1, lo1;
+    philoxMul8(c[0], m0, hi0, lo0);
+    philoxMul8(c[2], m1, hi1, lo1);
+    __m256i n0 = _mm256_xor_si256(_mm256_xor_si256(hi1, c[1]),
+                                  _mm256_set1_epi32((int)key0));
+    __m256i n2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c[3]),
+                                  _mm256_set1_epi32((int)key1));
+    c[0] = n0;
+    c[1] = lo1;
+    c[2] = n2;
+    c[3] = lo0;
+  }
+}
+
+/// Stores the words of eight blocks in block order (4 per block) at `out`.
+static inline void philoxStore8(const __m256i (&c)[4], uint32_t *out) {
+  // Each c[w] holds word w of blocks (0..3 | 4..7).
+  __m256i t0 = _mm256_unpacklo_epi32(c[0], c[1]); // words 0,1 of 0,1 | 4,5
+  __m256i t1 = _mm256_unpackhi_epi32(c[0], c[1]); // words 0,1 of 2,3 | 6,7
+  __m256i t2 = _mm256_unpacklo_epi32(c[2], c[3]); // words 2,3 of 0,1 | 4,5
+  __m256i t3 = _mm256_unpackhi_epi32(c[2], c[3]); // words 2,3 of 2,3 | 6,7
+  __m256i u0 = _mm256_unpacklo_epi64(t0, t2);     // block 0 | block 4
+  __m256i u1 = _mm256_unpackhi_epi64(t0, t2);     // block 1 | block 5
+  __m256i u2 = _mm256_unpacklo_epi64(t1, t3);     // block 2 | block 6
+  __m256i u3 = _mm256_unpackhi_epi64(t1, t3);     // block 3 | block 7
+  __m256i *dst = reinterpret_cast<__m256i *>(out);
+  _mm256_storeu_si256(dst, _mm256_permute2x128_si256(u0, u1, 0x20));
+  _mm256_storeu_si256(dst + 1, _mm256_permute2x128_si256(u2, u3, 0x20));
+  _mm256_storeu_si256(dst + 2, _mm256_permute2x128_si256(u0, u1, 0x31));
+  _mm256_storeu_si256(dst + 3, _mm256_permute2x128_si256(u2, u3, 0x31));
+}
+#endif
+
+/// The Philox words of counter blocks first .. first + count - 1 of
+/// `stream` under `seed`: words[4 * b + w] is word w of block first + b
+/// (sluice_dropout_block), so the draw of element 4 * first + x is
+/// words[x]. With AVX2 eight blocks run in the 32-bit lanes of one register,
+/// ~3 ns per block on a Zen 3 core against ~12 ns for the scalar Philox
+/// (whose widening products GCC vectorizes with lane shuffles, gaining
+/// little); elsewhere one block at a time. Bit-identical either way.
+static inline void dropoutWords(uint64_t seed, uint64_t stream, uint64_t first,
+                                int64_t count, uint32_t *words) {
+  int64_t b = 0;
+#if defined(__AVX2__)
+  const uint32_t key0 = (uint32_t)seed, key1 = (uint32_t)(seed >> 32);
+  for (; b + 8 <= count; b += 8) {
+    uint64_t block = first + (uint64_t)b;
+    if ((uint32_t)block > 0xFFFFFFFFu - 7u)
+      break; // the low counter word wraps inside these eight: scalar below
+    __m256i c[4] = {_mm256_add_epi32(_mm256_set1_epi32((int)(uint32_t)block),
+                                     _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)),
+                    _mm256_set1_epi32((int)(uint32_t)(block >> 32)),
+                    _mm256_set1_epi32((int)(uint32_t)stream),
+                    _mm256_setzero_si256()};
+    philox8(c, key0, key1);
+    philoxStore8(c, words + 4 * b);
+  }
+#endif
+  for (; b < count; ++b) {
+    struct sluice_philox4x32 out =
+        sluice_dropout_block(seed, stream, first + (uint64_t)b);
+    for (int w = 0; w < 4; ++w)
+      words[4 * b + w] = out.v[w];
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Block products
+//===----------------------------------------------------------------------===//
+
+#if defined(__AVX512F__)
+constexpr int kVectorBytes = 64;
+#elif defined(__AVX__)
+constexpr int kVectorBytes = 32;
+#else
+constexpr int kVectorBytes = 16;
+#endif
+/// The register block of a product: kBlockRows rows of C times two vector
+/// registers of columns (6 x 2 accumulators: 12 of 16 AVX2/SSE registers).
+constexpr int kBlockRows = 6;
+template <typename A>
+constexpr int64_t blockCols() {
+  return 2 * kVectorBytes / (int64_t)sizeof(A);
+}
+/// `count` rounded up to whole register blocks of columns.
+template <typename A>
+static inline int64_t padCols(int64_t count) {
+  return (count + blockCols<A>() - 1) / blockCols<A>() * blockCols<A>();
+}
+
+/// C[R x NR] = (accumulate ? C : 0) + sum_k a(i, k) B[k, :] with
+/// a(i, k) = a[i * ars + k * acs] and B rows ldb apart: the accumulators
+/// stay in registers over k (R and NR are constants, so the loops unroll).
+template <typename A, int R>
+static inline void microProduct(int64_t k, const A *a, int64_t ars, int64_t acs,
+                                const A *b, int64_t ldb, A *c, int64_t ldc,
+                                bool accumulate) {
+  constexpr int NR = (int)blockCols<A>();
+  A acc[R][NR];
+  for (int i = 0; i < R; ++i) {
+    SLUICE_STREAM_PRAGMA(omp simd)
+    for (int j = 0; j < NR; ++j)
+      acc[i][j] = accumulate ? c[i * ldc + j] : A(0);
+  }
+  for (int64_t p = 0; p < k; ++p) {
+    const A *row = b + p * ldb;
+    for (int i = 0; i < R; ++i) {
+      const A weight = a[i * ars + p * acs];
+      SLUICE_STREAM_PRAGMA(omp simd)
+      for (int j = 0; j < NR; ++j)
+        acc[i][j] += weight * row[j];
+    }
+  }
+  for (int i = 0; i < R; ++i) {
+    SLUICE_STREAM_PRAGMA(omp simd)
+    for (int j = 0; j < NR; ++j)
+      c[i * ldc + j] = acc[i][j];
+  }
+}
+
+/// microProduct for `rows` <= R rows (R a constant per instantiation).
+template <typename A, int R>
+static inline void microRows(int64_t rows, int64_t k, const A *a, int64_t ars,
+                             int64_t acs, const A *b, int64_t ldb, A *c,
+                             int64_t ldc, bool accumulate) {
+  if constexpr (R > 1) {
+    if (rows < R)
+      return microRows<A, R - 1>(rows, k, a, ars, acs, b, ldb, c, ldc,
+                                 accumulate);
+  }
+  microProduct<A, R>(k, a, ars, acs, b, ldb, c, ldc, accumulate);
+}
+
+/// C[m x n] = (accumulate ? C : 0) + op(A)[m x k] B[k x n], n a multiple of
+/// blockCols<A>(); op(A)(i, k) = a[i * ars + k * acs] (ars = 1 reads a
+/// transposed block).
+template <typename A>
+static void blockProduct(int64_t m, int64_t n, int64_t k, const A *a,
+                         int64_t ars, int64_t acs, const A *b, int64_t ldb,
+                         A *c, int64_t ldc, bool accumulate) {
+  constexpr int64_t NR = blockCols<A>();
+  for (int64_t j = 0; j < n; j += NR)
+    for (int64_t i = 0; i < m; i += kBlockRows)
+      microRows<A, kBlockRows>(m - i, k, a + i * ars, ars, acs, b + j, ldb,
+                               c + i * ldc + j, ldc, accumulate);
+}
+
+//===----------------------------------------------------------------------===//
+// Dense copies of the operands
+//===----------------------------------------------------------------------===//
+
 /// Copies rows [row0, row0 + rows) x columns [0, cols) of operand `x` in
-/// `slice` into `dst` (dense, `cols` per row), widened to A.
+/// `slice` into `dst` (rows `ld` apart), widened to A; columns [cols, ld)
+/// are zeroed.
 template <typename T, typename A>
-static void loadRows(A *dst, const sluice_stream_problem &p,
+static void loadRows(A *dst, int64_t ld, const sluice_stream_problem &p,
                      const sluice_stream_operand &x, int64_t slice,
                      int64_t row0, int64_t rows, int64_t cols) {
   const T *src = static_cast<const T *>(x.data) +
                  sluice_stream_slice_offset(p, x, slice) + row0 * x.row_stride;
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c)
-      dst[r * cols + c] = widen(src[r * x.row_stride + c * x.col_stride]);
+  const int64_t cs = x.col_stride;
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *in = src + r * x.row_stride;
+    A *out = dst + r * ld;
+    if (cs == 1) { // the usual layouts: a contiguous, vectorizable copy
+      SLUICE_STREAM_PRAGMA(omp simd)
+      for (int64_t c = 0; c < cols; ++c)
+        out[c] = widen(in[c]);
+    } else {
+      for (int64_t c = 0; c < cols; ++c)
+        out[c] = widen(in[c * cs]);
+    }
+    for (int64_t c = cols; c < ld; ++c)
+      out[c] = A(0);
+  }
 }
 
-/// Stores `src` (dense, `cols` per row) times `factor` into rows [row0,
-/// row0 + rows) of operand `x` in `slice`.
+/// The transpose of the same rows: dst[c * ld + r] = x(row0 + r, c), zero
+/// for r in [rows, ld). Eight rows at a time, so each destination row gets
+/// eight consecutive elements per pass.
+template <typename T, typename A>
+static void loadTransposed(A *dst, int64_t ld, const sluice_stream_problem &p,
+                           const sluice_stream_operand &x, int64_t slice,
+                           int64_t row0, int64_t rows, int64_t cols) {
+  const T *src = static_cast<const T *>(x.data) +
+                 sluice_stream_slice_offset(p, x, slice) + row0 * x.row_stride;
+  const int64_t rs = x.row_stride, cs = x.col_stride;
+  int64_t r = 0;
+  for (; r + 8 <= rows; r += 8)
+    for (int64_t c = 0; c < cols; ++c) {
+      const T *in = src + r * rs + c * cs;
+      A *out = dst + c * ld + r;
+      for (int64_t k = 0; k < 8; ++k)
+        out[k] = widen(in[k * rs]);
+    }
+  for (; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      dst[c * ld + r] = widen(src[r * rs + c * cs]);
+  for (int64_t c = 0; c < cols; ++c)
+    for (int64_t k = rows; k < ld; ++k)
+      dst[c * ld + k] = A(0);
+}
+
+/// Stores `src` (rows `ld` apart) times `factor` into rows [row0, row0 +
+/// rows) x columns [0, cols) of operand `x` in `slice`.
 template <typename T, typename A>
 static void storeRows(const sluice_stream_problem &p,
                       const sluice_stream_operand &x, int64_t slice,
                       int64_t row0, int64_t rows, int64_t cols, const A *src,
-                      A factor) {
+                      int64_t ld, A factor) {
   T *dst = static_cast<T *>(x.data) + sluice_stream_slice_offset(p, x, slice) +
            row0 * x.row_stride;
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c)
-      narrow(&dst[r * x.row_stride + c * x.col_stride],
-             src[r * cols + c] * factor);
+  const int64_t cs = x.col_stride;
+  for (int64_t r = 0; r < rows; ++r) {
+    T *out = dst + r * x.row_stride;
+    const A *in = src + r * ld;
+    if (cs == 1) {
+      SLUICE_STREAM_PRAGMA(omp simd)
+      for (int64_t c = 0; c < cols; ++c)
+        narrow(&out[c], in[c] * factor);
+    } else {
+      for (int64_t c = 0; c < cols; ++c)
+        narrow(&out[c * cs], in[c] * factor);
+    }
+  }
 }
 
 /// Loads LSE or D [row0, row0 + rows) of `slice`.
@@ -108,19 +357,61 @@ static void loadStats(A *dst, const sluice_stream_problem &p,
     dst[r] = src[r * lse.row_stride];
 }
 
-/// The dropout factor of element (i, j) of a slice whose counter offset is
-/// `base`: 1 without dropout, else keep / (1 - p).
-template <typename A>
-static inline A dropFactor(const sluice_stream_problem &p, int64_t base,
-                           int64_t i, int64_t j) {
-  if (p.dropout_p == 0.0)
-    return A(1);
-  if (!sluice_stream_keep(p, base, i, j))
-    return A(0);
-  return A(1) / (A(1) - A(p.dropout_p));
+/// `x` with room for at least `count` elements.
+template <typename X>
+static inline X *room(std::vector<X> &x, int64_t count) {
+  if ((int64_t)x.size() < count)
+    x.resize(count);
+  return x.data();
 }
 
-/// The first key past the keys row tile [i0, i0 + rows) can see.
+/// Per-thread storage, grown on demand and kept over the thread's tasks.
+template <typename A>
+struct Scratch {
+  // Key side: K^T [d x ld], K [ld x dp], V [ld x ep], V^T [e x ld], and
+  // the dK / dV sums [ld x dp / ep].
+  std::vector<A> kt, k, v, vt, dk, dv;
+  // Query side: Q [BM x dp], dO [BM x ep], the O or dQ sums, LSE, D, the
+  // running max and sum; one tile's S / P, dP / dS and dropout factors.
+  std::vector<A> q, dO, acc, stat, stat2, rowMax, rowSum, s, dp, factor;
+  std::vector<uint32_t> words;
+};
+
+/// The keys [first, first + count) of one key/value slice, copied densely
+/// (`ld` = count rounded up to a register block; columns past count zero).
+template <typename A>
+struct Keys {
+  int64_t first, count, ld;
+  const A *kt, *k, *v, *vt;
+};
+
+/// Loads keys [first, first + count) of K and V in `slice`: K^T and V for
+/// the forward, K^T, K and V^T for the backward.
+template <typename T, typename A>
+static Keys<A>
+loadKeys(const sluice_stream_problem &p, const sluice_stream_operand &k,
+         const sluice_stream_operand &v, int64_t slice, int64_t first,
+         int64_t count, bool backward, Scratch<A> &t) {
+  const int64_t ld = padCols<A>(count), dp = padCols<A>(p.d),
+                ep = padCols<A>(p.e);
+  Keys<A> keys = {first, count, ld, nullptr, nullptr, nullptr, nullptr};
+  A *kt = room(t.kt, p.d * ld);
+  loadTransposed<T>(kt, ld, p, k, slice, first, count, p.d);
+  keys.kt = kt;
+  if (backward) {
+    A *kr = room(t.k, ld * dp), *vt = room(t.vt, p.e * ld);
+    loadRows<T>(kr, dp, p, k, slice, first, count, p.d);
+    loadTransposed<T>(vt, ld, p, v, slice, first, count, p.e);
+    keys.k = kr, keys.vt = vt;
+  } else {
+    A *vr = room(t.v, ld * ep);
+    loadRows<T>(vr, ep, p, v, slice, first, count, p.e);
+    keys.v = vr;
+  }
+  return keys;
+}
+
+/// The first key past the keys row block [i0, i0 + rows) can see.
 static inline int64_t keyEnd(const sluice_stream_problem &p, int64_t i0,
                              int64_t rows) {
   if (!p.causal)
@@ -128,232 +419,424 @@ static inline int64_t keyEnd(const sluice_stream_problem &p, int64_t i0,
   return p.n < i0 + rows ? p.n : i0 + rows;
 }
 
-/// Per-thread tile storage (allocated once per thread and call).
-template <typename A>
-struct Scratch {
-  std::vector<A> q, k, v, dO, s, acc, acc2, stat, stat2;
-  Scratch(int64_t bm, int64_t bn, int64_t d, int64_t e)
-      : q(bm * d), k(bn * d), v(bn * e), dO(bm * e), s(bn),
-        acc(bm * (d > e ? d : e)), acc2(bn * e), stat(bm), stat2(bm) {}
-};
-
-/// Sets the first `count` elements of `x` to 0.
-template <typename A>
-static inline void zero(std::vector<A> &x, int64_t count) {
-  for (int64_t i = 0; i < count; ++i)
-    x[i] = 0;
+/// How many of the `cols` keys from j0 on query row i sees (<= 0: none).
+static inline int64_t visibleKeys(const sluice_stream_problem &p, int64_t i,
+                                  int64_t j0, int64_t cols) {
+  if (!p.causal || i - j0 + 1 > cols)
+    return cols;
+  return i - j0 + 1;
 }
 
-/// Loads the key tiles [j0, j0 + BN) below `end` of K and V in turn and
-/// calls body(j0, keys) on each.
-template <typename T, int BN, typename A, typename Body>
-static void forEachKeyTile(const sluice_stream_problem &p,
-                           const sluice_stream_operand &k,
-                           const sluice_stream_operand &v, int64_t slice,
-                           int64_t end, Scratch<A> &t, Body body) {
-  for (int64_t j0 = 0; j0 < end; j0 += BN) {
-    const int64_t keys = end - j0 < BN ? end - j0 : BN;
-    loadRows<T>(t.k.data(), p, k, slice, j0, keys, p.d);
-    loadRows<T>(t.v.data(), p, v, slice, j0, keys, p.e);
-    body(j0, keys);
+/// The key tile: BN rounded up to whole register blocks.
+template <typename A, int BN>
+constexpr int64_t keyTile() {
+  return (BN + blockCols<A>() - 1) / blockCols<A>() * blockCols<A>();
+}
+
+//===----------------------------------------------------------------------===//
+// Dropout factors of a tile
+//===----------------------------------------------------------------------===//
+
+/// factor[r * ld + c], c < width, is the dropout factor of element (i0 + r,
+/// j0 + c) of a slice whose counter offset is `base`: 1 / (1 - p) if kept,
+/// else 0; 0 for keys the row does not see. Rows of consecutive counters
+/// (counter_col 1) draw four keys per Philox call.
+template <typename A>
+static void dropoutFactors(const sluice_stream_problem &p, int64_t base,
+                           int64_t i0, int64_t rows, int64_t j0, int64_t cols,
+                           int64_t width, A *factor, int64_t ld,
+                           std::vector<uint32_t> &words) {
+  const A keep = A(1) / (A(1) - A(p.dropout_p));
+  const uint32_t threshold = p.dropout_threshold;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t visible = visibleKeys(p, i0 + r, j0, cols);
+    A *row = factor + r * ld;
+    if (visible <= 0) {
+      for (int64_t c = 0; c < width; ++c)
+        row[c] = A(0);
+      continue;
+    }
+    const uint64_t counter =
+        (uint64_t)(base + (i0 + r) * p.counter_row + j0 * p.counter_col);
+    if (p.counter_col != 1) {
+      for (int64_t c = 0; c < width; ++c)
+        row[c] = c < visible && sluice_stream_keep(p, base, i0 + r, j0 + c)
+                     ? keep
+                     : A(0);
+      continue;
+    }
+    const uint64_t first = counter >> 2;
+    const int64_t blocks =
+        (int64_t)(((counter + visible - 1) >> 2) - first) + 1;
+    // Room past the drawn words: the loop below reads `width` of them.
+    uint32_t *w = room(words, 4 * blocks + width);
+    dropoutWords(p.seed, p.stream, first, blocks, w);
+    const uint32_t *drawn = w + (counter & 3);
+    SLUICE_STREAM_PRAGMA(omp simd)
+    for (int64_t c = 0; c < width; ++c)
+      row[c] = c < visible && drawn[c] >= threshold ? keep : A(0);
   }
 }
 
-/// Forward of the query rows [i0, i0 + BM) of `slice`.
-template <typename T, int BM, int BN>
-static void forwardTile(const sluice_stream_fwd_args &a, int64_t slice,
-                        int64_t i0, Scratch<typename acc_type<T>::type> &t) {
+//===----------------------------------------------------------------------===//
+// Forward
+//===----------------------------------------------------------------------===//
+
+/// Scales the `visible` scores of a tile row and sets the keys past them
+/// to -inf (masked: exp gives 0); returns the row's max.
+template <typename A>
+SLUICE_STREAM_NOINLINE static A maskRow(A *row, int64_t width, int64_t visible,
+                                        A scale) {
+  A max = -INFINITY;
+  SLUICE_STREAM_PRAGMA(omp simd reduction(max : max))
+  for (int64_t c = 0; c < width; ++c) {
+    row[c] = c < visible ? scale * row[c] : A(-INFINITY);
+    max = row[c] > max ? row[c] : max;
+  }
+  return max;
+}
+
+/// One row of a forward tile (maskRow's): row[c] = exp(row[c] - max),
+/// times drop[c] with Dropout; returns the sum before dropout. No branch in
+/// the loop (a `c < visible` test here makes GCC split the loop and run the
+/// exp part scalar).
+template <typename A, bool Dropout>
+SLUICE_STREAM_NOINLINE static A probRow(A *row, const A *drop, int64_t width,
+                                        A max) {
+  A sum = 0;
+  SLUICE_STREAM_PRAGMA(omp simd reduction(+ : sum))
+  for (int64_t c = 0; c < width; ++c) {
+    const A prob = expAcc(row[c] - max);
+    sum += prob;
+    row[c] = Dropout ? prob * drop[c] : prob;
+  }
+  return sum;
+}
+
+/// Forward of the query rows [i0, i0 + rows) of `slice` against `keys`
+/// (which start at key 0 and reach every key the rows see).
+template <typename T, int BN>
+static void forwardBlock(const sluice_stream_fwd_args &a, int64_t slice,
+                         int64_t i0, int64_t rows,
+                         const Keys<typename acc_type<T>::type> &keys,
+                         Scratch<typename acc_type<T>::type> &t) {
   typedef typename acc_type<T>::type A;
   const sluice_stream_problem &p = a.p;
-  const int64_t rows = p.m - i0 < BM ? p.m - i0 : BM, d = p.d, e = p.e;
+  constexpr int64_t KT = keyTile<A, BN>();
+  const int64_t d = p.d, ep = padCols<A>(p.e);
   const int64_t base = sluice_stream_counter_offset(p, slice);
-  A *rowMax = t.stat.data(), *rowSum = t.stat2.data();
-  loadRows<T>(t.q.data(), p, a.q, slice, i0, rows, d);
+  const bool dropout = p.dropout_p != 0.0;
+  const A scale = A(p.scale);
+  A *q = room(t.q, rows * d), *acc = room(t.acc, rows * ep);
+  A *rowMax = room(t.rowMax, rows), *rowSum = room(t.rowSum, rows);
+  A *s = room(t.s, rows * KT), *factor = room(t.factor, rows * KT);
+  loadRows<T>(q, d, p, a.q, slice, i0, rows, d);
   for (int64_t r = 0; r < rows; ++r)
     rowMax[r] = -INFINITY, rowSum[r] = 0;
-  zero(t.acc, rows * e);
-  auto keyTile = [&](int64_t j0, int64_t cols) {
+  for (int64_t x = 0; x < rows * ep; ++x)
+    acc[x] = 0;
+  const int64_t end = keyEnd(p, i0, rows);
+  for (int64_t j0 = 0; j0 < end; j0 += KT) {
+    const int64_t cols = end - j0 < KT ? end - j0 : KT;
+    const int64_t width = padCols<A>(cols);
+    blockProduct(rows, width, d, q, d, 1, keys.kt + j0, keys.ld, s, KT, false);
+    if (dropout)
+      dropoutFactors(p, base, i0, rows, j0, cols, width, factor, KT, t.words);
     for (int64_t r = 0; r < rows; ++r) {
-      const int64_t i = i0 + r;
-      A tileMax = -INFINITY;
-      for (int64_t c = 0; c < cols; ++c) {
-        A s = (p.causal && j0 + c > i)
-                  ? A(-INFINITY)
-                  : A(p.scale) * dot(&t.q[r * d], &t.k[c * d], d);
-        t.s[c] = s;
-        tileMax = s > tileMax ? s : tileMax;
+      A *row = s + r * KT;
+      const A tileMax =
+          maskRow(row, width, visibleKeys(p, i0 + r, j0, cols), scale);
+      const A newMax = tileMax > rowMax[r] ? tileMax : rowMax[r];
+      if (newMax == A(-INFINITY)) { // nothing seen yet: P = 0
+        for (int64_t c = 0; c < width; ++c)
+          row[c] = 0;
+        continue;
       }
-      A newMax = tileMax > rowMax[r] ? tileMax : rowMax[r];
-      if (newMax == A(-INFINITY))
-        continue; // every score so far masked: nothing to add
-      A rescale = std::exp(rowMax[r] - newMax), *acc = &t.acc[r * e];
-      rowSum[r] *= rescale;
-      for (int64_t x = 0; x < e; ++x)
-        acc[x] *= rescale;
-      for (int64_t c = 0; c < cols; ++c) {
-        A prob = std::exp(t.s[c] - newMax);
-        rowSum[r] += prob;
-        A weight = prob * dropFactor<A>(p, base, i, j0 + c);
-        if (weight != A(0))
-          for (int64_t x = 0; x < e; ++x)
-            acc[x] += weight * t.v[c * e + x];
+      const A rescale = expAcc(rowMax[r] - newMax);
+      if (rescale != A(1)) {
+        rowSum[r] *= rescale;
+        SLUICE_STREAM_PRAGMA(omp simd)
+        for (int64_t x = 0; x < ep; ++x)
+          acc[r * ep + x] *= rescale;
       }
+      const A *drop = factor + r * KT;
+      rowSum[r] += dropout ? probRow<A, true>(row, drop, width, newMax)
+                           : probRow<A, false>(row, drop, width, newMax);
       rowMax[r] = newMax;
     }
-  };
-  forEachKeyTile<T, BN>(p, a.k, a.v, slice, keyEnd(p, i0, rows), t, keyTile);
+    blockProduct(rows, ep, cols, s, KT, 1, keys.v + j0 * ep, ep, acc, ep, true);
+  }
   A *lse = a.lse.data ? static_cast<A *>(a.lse.data) +
                             sluice_stream_slice_offset(p, a.lse, slice) +
                             i0 * a.lse.row_stride
                       : nullptr;
   for (int64_t r = 0; r < rows; ++r) {
-    bool empty = rowSum[r] == A(0);
-    A inverse = empty ? A(0) : A(1) / rowSum[r];
-    storeRows<T>(p, a.o, slice, i0 + r, 1, e, &t.acc[r * e], inverse);
+    const bool empty = rowSum[r] == A(0);
+    const A inverse = empty ? A(0) : A(1) / rowSum[r];
+    storeRows<T>(p, a.o, slice, i0 + r, 1, p.e, acc + r * ep, ep, inverse);
     if (lse)
       lse[r * a.lse.row_stride] =
           empty ? A(INFINITY) : rowMax[r] + std::log(rowSum[r]);
   }
 }
 
-/// The part of the backward shared by both passes: for query row r (global
-/// i) and key c (global j) of the loaded tiles, P and dS.
-template <typename A>
-static inline void probAndGrad(const sluice_stream_problem &p, Scratch<A> &t,
-                               int64_t base, int64_t r, int64_t i, int64_t c,
-                               int64_t j, A &prob, A &drop, A &grad) {
-  const int64_t d = p.d, e = p.e;
-  A s = A(p.scale) * dot(&t.q[r * d], &t.k[c * d], d);
-  prob = std::exp(s - t.stat[r]);
-  drop = dropFactor<A>(p, base, i, j);
-  A dp = dot(&t.dO[r * e], &t.v[c * e], e) * drop;
-  grad = prob * (dp - t.stat2[r]);
-}
-
-/// Loads the query side (Q, dO, LSE, D) of rows [i0, i0 + rows).
-template <typename T>
-static void loadQuerySide(const sluice_stream_bwd_args &a, int64_t slice,
-                          int64_t i0, int64_t rows,
+/// Forward of the query blocks [block0, block1) of `slice`.
+template <typename T, int BM, int BN>
+static void forwardBlocks(const sluice_stream_fwd_args &a, int64_t slice,
+                          int64_t block0, int64_t block1,
                           Scratch<typename acc_type<T>::type> &t) {
   const sluice_stream_problem &p = a.p;
-  loadRows<T>(t.q.data(), p, a.q, slice, i0, rows, p.d);
-  loadRows<T>(t.dO.data(), p, a.d_o, slice, i0, rows, p.e);
-  loadStats(t.stat.data(), p, a.lse, slice, i0, rows);
-  loadStats(t.stat2.data(), p, a.d, slice, i0, rows);
+  const int64_t row0 = block0 * BM;
+  const int64_t row1 = p.m < block1 * BM ? p.m : block1 * BM;
+  const auto keys = loadKeys<T>(p, a.k, a.v, slice, 0,
+                                keyEnd(p, row0, row1 - row0), false, t);
+  for (int64_t i0 = row0; i0 < row1; i0 += BM)
+    forwardBlock<T, BN>(a, slice, i0, row1 - i0 < BM ? row1 - i0 : BM, keys, t);
 }
 
-/// Backward dQ of the query rows [i0, i0 + BM) of `slice`.
-template <typename T, int BM, int BN>
-static void gradQueryTile(const sluice_stream_bwd_args &a, int64_t slice,
-                          int64_t i0, Scratch<typename acc_type<T>::type> &t) {
-  typedef typename acc_type<T>::type A;
-  const sluice_stream_problem &p = a.p;
-  const int64_t rows = p.m - i0 < BM ? p.m - i0 : BM, d = p.d;
-  const int64_t base = sluice_stream_counter_offset(p, slice);
-  loadQuerySide<T>(a, slice, i0, rows, t);
-  zero(t.acc, rows * d);
-  auto keyTile = [&](int64_t j0, int64_t cols) {
-    for (int64_t r = 0; r < rows; ++r) {
-      if (t.stat[r] == A(INFINITY))
-        continue; // a fully masked row: P = 0
-      for (int64_t c = 0; c < cols; ++c) {
-        if (p.causal && j0 + c > i0 + r)
-          continue;
-        A prob, drop, grad;
-        probAndGrad(p, t, base, r, i0 + r, c, j0 + c, prob, drop, grad);
-        for (int64_t x = 0; x < d; ++x)
-          t.acc[r * d + x] += grad * t.k[c * d + x];
-      }
-    }
-  };
-  forEachKeyTile<T, BN>(p, a.k, a.v, slice, keyEnd(p, i0, rows), t, keyTile);
-  storeRows<T>(p, a.dq, slice, i0, rows, d, t.acc.data(), A(p.scale));
-}
+//===----------------------------------------------------------------------===//
+// Backward
+//===----------------------------------------------------------------------===//
 
-/// Backward dK and dV of the keys [j0, j0 + BN) of key/value slice
-/// `shared`, summed over the query slices of its group.
-template <typename T, int BM, int BN>
-static void gradKeyTile(const sluice_stream_bwd_args &a, int64_t shared,
-                        int64_t j0, Scratch<typename acc_type<T>::type> &t) {
-  typedef typename acc_type<T>::type A;
-  const sluice_stream_problem &p = a.p;
-  const int64_t cols = p.n - j0 < BN ? p.n - j0 : BN, d = p.d, e = p.e;
-  const int64_t group = sluice_stream_group_size(p), first = shared * group;
-  loadRows<T>(t.k.data(), p, a.k, first, j0, cols, d);
-  loadRows<T>(t.v.data(), p, a.v, first, j0, cols, e);
-  std::vector<A> &dk = t.acc, &dv = t.acc2;
-  zero(dk, cols * d);
-  zero(dv, cols * e);
-  for (int64_t slice = first; slice < first + group; ++slice) {
-    const int64_t base = sluice_stream_counter_offset(p, slice);
-    // Causal: query rows before j0 see none of these keys.
-    for (int64_t i0 = p.causal ? j0 : 0; i0 < p.m; i0 += BM) {
-      const int64_t rows = p.m - i0 < BM ? p.m - i0 : BM;
-      loadQuerySide<T>(a, slice, i0, rows, t);
-      for (int64_t r = 0; r < rows; ++r) {
-        if (t.stat[r] == A(INFINITY))
-          continue;
-        for (int64_t c = 0; c < cols; ++c) {
-          if (p.causal && j0 + c > i0 + r)
-            continue;
-          A prob, drop, grad;
-          probAndGrad(p, t, base, r, i0 + r, c, j0 + c, prob, drop, grad);
-          A weight = prob * drop;
-          for (int64_t x = 0; x < e; ++x)
-            dv[c * e + x] += weight * t.dO[r * e + x];
-          for (int64_t x = 0; x < d; ++x)
-            dk[c * d + x] += grad * t.q[r * d + x];
-        }
-      }
-    }
+/// The query side of a backward block: Q [rows x dp], dO [rows x ep], LSE,
+/// D, and the dQ sums [rows x dp].
+template <typename A>
+struct Queries {
+  int64_t slice, base, i0, rows;
+  const A *q, *dO, *lse, *rowDot;
+  A *dq;
+};
+
+/// One row of a backward tile: from the masked, scaled scores (row,
+/// maskRow's) and dP (grad), P = exp(row - LSE) (0 for masked keys, and
+/// for a fully masked row, whose LSE is +inf), then row = P dropped and
+/// grad = dS = P (dP dropped - D).
+template <typename A, bool Dropout>
+SLUICE_STREAM_NOINLINE static void gradRow(A *row, A *grad, const A *drop,
+                                           int64_t width, A lse, A rowDot) {
+  SLUICE_STREAM_PRAGMA(omp simd)
+  for (int64_t c = 0; c < width; ++c) {
+    const A prob = expAcc(row[c] - lse);
+    const A keep = Dropout ? drop[c] : A(1);
+    row[c] = prob * keep;
+    grad[c] = prob * (grad[c] * keep - rowDot);
   }
-  storeRows<T>(p, a.dk, first, j0, cols, d, dk.data(), A(p.scale));
-  storeRows<T>(p, a.dv, first, j0, cols, e, dv.data(), A(1));
+}
+
+/// One tile of the backward: keys [j0, j0 + cols) of `keys` against the
+/// rows of `qs`; adds to dQ (when qs.dq) and to dK, dV (when dk).
+template <typename A, int BN>
+static void gradTile(const sluice_stream_problem &p, const Queries<A> &qs,
+                     const Keys<A> &keys, int64_t j0, int64_t cols, A *dk,
+                     A *dv, Scratch<A> &t) {
+  constexpr int64_t KT = keyTile<A, BN>();
+  const int64_t rows = qs.rows, dp = padCols<A>(p.d), ep = padCols<A>(p.e);
+  const int64_t width = padCols<A>(cols), at = j0 - keys.first;
+  const bool dropout = p.dropout_p != 0.0;
+  const A scale = A(p.scale);
+  A *s = room(t.s, rows * KT), *dpr = room(t.dp, rows * KT);
+  A *factor = room(t.factor, rows * KT);
+  blockProduct(rows, width, p.d, qs.q, dp, 1, keys.kt + at, keys.ld, s, KT,
+               false);
+  blockProduct(rows, width, p.e, qs.dO, ep, 1, keys.vt + at, keys.ld, dpr, KT,
+               false);
+  if (dropout)
+    dropoutFactors(p, qs.base, qs.i0, rows, j0, cols, width, factor, KT,
+                   t.words);
+  for (int64_t r = 0; r < rows; ++r) {
+    const A lse = qs.lse[r], rowDot = qs.rowDot[r];
+    A *row = s + r * KT, *grad = dpr + r * KT;
+    const A *drop = factor + r * KT;
+    maskRow(row, width, visibleKeys(p, qs.i0 + r, j0, cols), scale);
+    if (dropout)
+      gradRow<A, true>(row, grad, drop, width, lse, rowDot);
+    else
+      gradRow<A, false>(row, grad, drop, width, lse, rowDot);
+  }
+  if (qs.dq)
+    blockProduct(rows, dp, cols, dpr, KT, 1, keys.k + at * dp, dp, qs.dq, dp,
+                 true);
+  if (dk) {
+    blockProduct(cols, ep, rows, s, 1, KT, qs.dO, ep, dv + at * ep, ep, true);
+    blockProduct(cols, dp, rows, dpr, 1, KT, qs.q, dp, dk + at * dp, dp, true);
+  }
+}
+
+/// The backward of query blocks [block0, block1) of `slice` against the
+/// loaded `keys`: writes their dQ when `dq`, adds to dk / dv (the sums of
+/// keys, rows `dp` / `ep` apart) when dk is not null.
+template <typename T, int BM, int BN>
+static void gradBlocks(const sluice_stream_bwd_args &a, int64_t slice,
+                       int64_t block0, int64_t block1,
+                       const Keys<typename acc_type<T>::type> &keys, bool dq,
+                       typename acc_type<T>::type *dk,
+                       typename acc_type<T>::type *dv,
+                       Scratch<typename acc_type<T>::type> &t) {
+  typedef typename acc_type<T>::type A;
+  const sluice_stream_problem &p = a.p;
+  constexpr int64_t KT = keyTile<A, BN>();
+  const int64_t dp = padCols<A>(p.d), ep = padCols<A>(p.e);
+  const int64_t keysEnd = keys.first + keys.count;
+  for (int64_t i0 = block0 * BM; i0 < p.m && i0 < block1 * BM; i0 += BM) {
+    const int64_t rows = p.m - i0 < BM ? p.m - i0 : BM;
+    const int64_t end =
+        keyEnd(p, i0, rows) < keysEnd ? keyEnd(p, i0, rows) : keysEnd;
+    if (end <= keys.first && !dq)
+      continue; // none of these keys is seen by these rows
+    A *q = room(t.q, rows * dp), *dO = room(t.dO, rows * ep);
+    A *lse = room(t.stat, rows), *rowDot = room(t.stat2, rows);
+    A *sums = dq ? room(t.acc, rows * dp) : nullptr;
+    loadRows<T>(q, dp, p, a.q, slice, i0, rows, p.d);
+    loadRows<T>(dO, ep, p, a.d_o, slice, i0, rows, p.e);
+    loadStats(lse, p, a.lse, slice, i0, rows);
+    loadStats(rowDot, p, a.d, slice, i0, rows);
+    for (int64_t x = 0; sums && x < rows * dp; ++x)
+      sums[x] = 0;
+    const Queries<A> qs = {slice, sluice_stream_counter_offset(p, slice),
+                           i0,    rows,
+                           q,     dO,
+                           lse,   rowDot,
+                           sums};
+    for (int64_t j0 = keys.first; j0 < end; j0 += KT)
+      gradTile<A, BN>(p, qs, keys, j0, end - j0 < KT ? end - j0 : KT, dk, dv,
+                      t);
+    if (dq)
+      storeRows<T>(p, a.dq, slice, i0, rows, p.d, sums, dp, A(p.scale));
+  }
+}
+
+/// dK and dV of keys [j0, j0 + count) of key/value slice `shared`, summed
+/// over the query slices of its group (and their dQ too when `dq`: then
+/// the keys are all of them).
+template <typename T, int BM, int BN>
+static void gradKeys(const sluice_stream_bwd_args &a, int64_t shared,
+                     int64_t j0, int64_t count, bool dq,
+                     Scratch<typename acc_type<T>::type> &t) {
+  typedef typename acc_type<T>::type A;
+  const sluice_stream_problem &p = a.p;
+  const int64_t group = sluice_stream_group_size(p), first = shared * group;
+  const auto keys = loadKeys<T>(p, a.k, a.v, first, j0, count, true, t);
+  const int64_t dp = padCols<A>(p.d), ep = padCols<A>(p.e);
+  A *dk = room(t.dk, keys.ld * dp), *dv = room(t.dv, keys.ld * ep);
+  for (int64_t x = 0; x < keys.ld * dp; ++x)
+    dk[x] = 0;
+  for (int64_t x = 0; x < keys.ld * ep; ++x)
+    dv[x] = 0;
+  // Causal: query rows before j0 see none of these keys.
+  const int64_t block0 = p.causal && !dq ? j0 / BM : 0;
+  for (int64_t slice = first; slice < first + group; ++slice)
+    gradBlocks<T, BM, BN>(a, slice, block0, (p.m + BM - 1) / BM, keys, dq, dk,
+                          dv, t);
+  storeRows<T>(p, a.dk, first, j0, count, p.d, dk, dp, A(p.scale));
+  storeRows<T>(p, a.dv, first, j0, count, p.e, dv, ep, A(1));
+}
+
+/// The OpenMP threads a parallel region will have (1 without OpenMP).
+static inline int64_t threadCount() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+/// Tasks per slice when `slices` slices of `blocks` blocks each are shared
+/// by the threads: whole slices (one load of the keys each) when there are
+/// enough of them for four tasks per thread, else slices cut in ranges of
+/// blocks.
+static inline int64_t rangesPerSlice(int64_t slices, int64_t blocks) {
+  int64_t ranges = (4 * threadCount() + slices - 1) / slices;
+  return ranges < 1 ? 1 : ranges > blocks ? blocks : ranges;
 }
 
 } // namespace sluice_stream_detail
 
-/// Forward of a streaming attention (sluice_stream.h) with BM query rows and
-/// BN keys per tile: writes O and LSE (acc_type<T>).
+/// Forward of a streaming attention (sluice_stream.h) with BM query rows per
+/// block and BN keys per tile (rounded up to the register block): writes O
+/// and LSE (acc_type<T>).
 template <typename T, int BM, int BN>
 void sluice_stream_attention_fwd_cpu(const sluice_stream_fwd_args &args) {
   using namespace sluice_stream_detail;
   sluice_stream_fwd_args a = args;
   a.p.dropout_threshold = sluice_dropout_threshold(a.p.dropout_p);
   typedef typename acc_type<T>::type A;
-  const int64_t tiles = (a.p.m + BM - 1) / BM;
-  const int64_t tasks = sluice_stream_slices(a.p) * tiles;
+  const int64_t blocks = (a.p.m + BM - 1) / BM;
+  const int64_t slices = sluice_stream_slices(a.p);
+  const int64_t ranges = rangesPerSlice(slices, blocks);
   SLUICE_STREAM_PRAGMA(omp parallel) {
-    Scratch<A> t(BM, BN, a.p.d, a.p.e);
+    Scratch<A> t;
     SLUICE_STREAM_PRAGMA(omp for schedule(dynamic))
-    for (int64_t task = 0; task < tasks; ++task)
-      forwardTile<T, BM, BN>(a, task / tiles, (task % tiles) * BM, t);
+    for (int64_t task = 0; task < slices * ranges; ++task) {
+      const int64_t range = task % ranges;
+      forwardBlocks<T, BM, BN>(a, task / ranges, range * blocks / ranges,
+                               (range + 1) * blocks / ranges, t);
+    }
   }
 }
 
-/// Backward of a streaming attention: writes dQ, dK and dV from Q, K, V,
-/// dO, the forward's LSE and D = rowsum(dO * O) (the dQ pass, then the dK/dV
-/// pass).
+namespace sluice_stream_detail {
+
+/// The backward in one pass per key/value slice (`onePass`) or as a dQ
+/// pass and a dK/dV pass (sluice_stream_attention_bwd_cpu picks; tests run
+/// both).
 template <typename T, int BM, int BN>
-void sluice_stream_attention_bwd_cpu(const sluice_stream_bwd_args &args) {
-  using namespace sluice_stream_detail;
+void backward(const sluice_stream_bwd_args &args, bool onePass) {
   sluice_stream_bwd_args a = args;
   a.p.dropout_threshold = sluice_dropout_threshold(a.p.dropout_p);
   typedef typename acc_type<T>::type A;
   const int64_t slices = sluice_stream_slices(a.p);
   const int64_t shared = slices / sluice_stream_group_size(a.p);
-  const int64_t queryTiles = (a.p.m + BM - 1) / BM;
-  const int64_t keyTiles = (a.p.n + BN - 1) / BN;
+  const int64_t blocks = (a.p.m + BM - 1) / BM;
+  constexpr int64_t KT = keyTile<A, BN>();
+  const int64_t keyTiles = (a.p.n + KT - 1) / KT;
+  const int64_t queryRanges = rangesPerSlice(slices, blocks);
+  const int64_t keyRanges = rangesPerSlice(shared, keyTiles);
   SLUICE_STREAM_PRAGMA(omp parallel) {
-    Scratch<A> t(BM > BN ? BM : BN, BN, a.p.d, a.p.e);
-    SLUICE_STREAM_PRAGMA(omp for schedule(dynamic))
-    for (int64_t task = 0; task < slices * queryTiles; ++task)
-      gradQueryTile<T, BM, BN>(a, task / queryTiles, (task % queryTiles) * BM,
-                               t);
-    SLUICE_STREAM_PRAGMA(omp for schedule(dynamic))
-    for (int64_t task = 0; task < shared * keyTiles; ++task)
-      gradKeyTile<T, BM, BN>(a, task / keyTiles, (task % keyTiles) * BN, t);
+    Scratch<A> t;
+    if (onePass) {
+      SLUICE_STREAM_PRAGMA(omp for schedule(dynamic))
+      for (int64_t task = 0; task < shared; ++task)
+        gradKeys<T, BM, BN>(a, task, 0, a.p.n, true, t);
+    } else {
+      SLUICE_STREAM_PRAGMA(omp for schedule(dynamic))
+      for (int64_t task = 0; task < slices * queryRanges; ++task) {
+        const int64_t slice = task / queryRanges, range = task % queryRanges;
+        const int64_t block0 = range * blocks / queryRanges;
+        const int64_t block1 = (range + 1) * blocks / queryRanges;
+        const int64_t rows =
+            (a.p.m < block1 * BM ? a.p.m : block1 * BM) - block0 * BM;
+        const auto keys = loadKeys<T>(a.p, a.k, a.v, slice, 0,
+                                      keyEnd(a.p, block0 * BM, rows), true, t);
+        gradBlocks<T, BM, BN>(a, slice, block0, block1, keys, true, nullptr,
+                              nullptr, t);
+      }
+      SLUICE_STREAM_PRAGMA(omp for schedule(dynamic))
+      for (int64_t task = 0; task < shared * keyRanges; ++task) {
+        const int64_t range = task % keyRanges;
+        const int64_t tile0 = range * keyTiles / keyRanges;
+        const int64_t tile1 = (range + 1) * keyTiles / keyRanges;
+        const int64_t j1 = a.p.n < tile1 * KT ? a.p.n : tile1 * KT;
+        gradKeys<T, BM, BN>(a, task / keyRanges, tile0 * KT, j1 - tile0 * KT,
+                            false, t);
+      }
+    }
   }
+}
+
+} // namespace sluice_stream_detail
+
+/// Backward of a streaming attention: writes dQ, dK and dV from Q, K, V,
+/// dO, the forward's LSE and D = rowsum(dO * O). One pass per key/value
+/// slice when there are at least two per thread (or one thread), else a dQ
+/// pass and a dK/dV pass, whose (slice, rows) and (key/value slice, keys)
+/// tasks keep every thread busy at the cost of recomputing P twice.
+template <typename T, int BM, int BN>
+void sluice_stream_attention_bwd_cpu(const sluice_stream_bwd_args &args) {
+  using namespace sluice_stream_detail;
+  const int64_t shared =
+      sluice_stream_slices(args.p) / sluice_stream_group_size(args.p);
+  const int64_t threads = threadCount();
+  backward<T, BM, BN>(args, threads == 1 || shared >= 2 * threads);
 }
 
 #endif // SLUICE_STREAM_CPU_H
