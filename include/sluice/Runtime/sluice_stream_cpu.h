@@ -269,6 +269,51 @@ static void blockProduct(int64_t m, int64_t n, int64_t k, const A *a,
 // Dense copies of the operands
 //===----------------------------------------------------------------------===//
 
+/// put(&dst(r, c), src(r, c)) for r < rows, c < cols, with element strides
+/// (dr, dc) and (sr, sc). The loops follow the source's unit stride (the
+/// view transposed when that is the rows'); when the destination's unit
+/// stride is the other dim, eight outer rows go together so that both
+/// sides move runs of eight (O and dO are laid out [x][i] in BERT's
+/// modules, K and V [j][c], their transposed copies [c][j]).
+template <typename D, typename S, typename Put>
+static void copyStrided(D *dst, int64_t dr, int64_t dc, const S *src,
+                        int64_t sr, int64_t sc, int64_t rows, int64_t cols,
+                        Put put) {
+  if (sr == 1 && sc != 1) {
+    int64_t swap = rows;
+    rows = cols, cols = swap;
+    swap = dr, dr = dc, dc = swap;
+    swap = sr, sr = sc, sc = swap;
+  }
+  int64_t r = 0;
+  if (dc != 1)
+    for (; r + 8 <= rows; r += 8)
+      for (int64_t c = 0; c < cols; ++c)
+        for (int64_t k = 0; k < 8; ++k)
+          put(dst + (r + k) * dr + c * dc, src[(r + k) * sr + c * sc]);
+  for (; r < rows; ++r) {
+    D *out = dst + r * dr;
+    const S *in = src + r * sr;
+    if (dc == 1 && sc == 1) {
+      SLUICE_STREAM_PRAGMA(omp simd)
+      for (int64_t c = 0; c < cols; ++c)
+        put(out + c, in[c]);
+    } else {
+      for (int64_t c = 0; c < cols; ++c)
+        put(out + c * dc, in[c * sc]);
+    }
+  }
+}
+
+/// The element of operand `x` at (row0, 0) of `slice`.
+template <typename T>
+static inline T *operandAt(const sluice_stream_problem &p,
+                           const sluice_stream_operand &x, int64_t slice,
+                           int64_t row0) {
+  return static_cast<T *>(x.data) + sluice_stream_slice_offset(p, x, slice) +
+         row0 * x.row_stride;
+}
+
 /// Copies rows [row0, row0 + rows) x columns [0, cols) of operand `x` in
 /// `slice` into `dst` (rows `ld` apart), widened to A; columns [cols, ld)
 /// are zeroed.
@@ -276,49 +321,24 @@ template <typename T, typename A>
 static void loadRows(A *dst, int64_t ld, const sluice_stream_problem &p,
                      const sluice_stream_operand &x, int64_t slice,
                      int64_t row0, int64_t rows, int64_t cols) {
-  const T *src = static_cast<const T *>(x.data) +
-                 sluice_stream_slice_offset(p, x, slice) + row0 * x.row_stride;
-  const int64_t cs = x.col_stride;
-  for (int64_t r = 0; r < rows; ++r) {
-    const T *in = src + r * x.row_stride;
-    A *out = dst + r * ld;
-    if (cs == 1) { // the usual layouts: a contiguous, vectorizable copy
-      SLUICE_STREAM_PRAGMA(omp simd)
-      for (int64_t c = 0; c < cols; ++c)
-        out[c] = widen(in[c]);
-    } else {
-      for (int64_t c = 0; c < cols; ++c)
-        out[c] = widen(in[c * cs]);
-    }
+  copyStrided(dst, ld, 1, operandAt<const T>(p, x, slice, row0), x.row_stride,
+              x.col_stride, rows, cols, [](A *out, T in) { *out = widen(in); });
+  for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = cols; c < ld; ++c)
-      out[c] = A(0);
-  }
+      dst[r * ld + c] = A(0);
 }
 
 /// The transpose of the same rows: dst[c * ld + r] = x(row0 + r, c), zero
-/// for r in [rows, ld). Eight rows at a time, so each destination row gets
-/// eight consecutive elements per pass.
+/// for r in [rows, ld).
 template <typename T, typename A>
 static void loadTransposed(A *dst, int64_t ld, const sluice_stream_problem &p,
                            const sluice_stream_operand &x, int64_t slice,
                            int64_t row0, int64_t rows, int64_t cols) {
-  const T *src = static_cast<const T *>(x.data) +
-                 sluice_stream_slice_offset(p, x, slice) + row0 * x.row_stride;
-  const int64_t rs = x.row_stride, cs = x.col_stride;
-  int64_t r = 0;
-  for (; r + 8 <= rows; r += 8)
-    for (int64_t c = 0; c < cols; ++c) {
-      const T *in = src + r * rs + c * cs;
-      A *out = dst + c * ld + r;
-      for (int64_t k = 0; k < 8; ++k)
-        out[k] = widen(in[k * rs]);
-    }
-  for (; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c)
-      dst[c * ld + r] = widen(src[r * rs + c * cs]);
+  copyStrided(dst, 1, ld, operandAt<const T>(p, x, slice, row0), x.row_stride,
+              x.col_stride, rows, cols, [](A *out, T in) { *out = widen(in); });
   for (int64_t c = 0; c < cols; ++c)
-    for (int64_t k = rows; k < ld; ++k)
-      dst[c * ld + k] = A(0);
+    for (int64_t r = rows; r < ld; ++r)
+      dst[c * ld + r] = A(0);
 }
 
 /// Stores `src` (rows `ld` apart) times `factor` into rows [row0, row0 +
@@ -328,21 +348,9 @@ static void storeRows(const sluice_stream_problem &p,
                       const sluice_stream_operand &x, int64_t slice,
                       int64_t row0, int64_t rows, int64_t cols, const A *src,
                       int64_t ld, A factor) {
-  T *dst = static_cast<T *>(x.data) + sluice_stream_slice_offset(p, x, slice) +
-           row0 * x.row_stride;
-  const int64_t cs = x.col_stride;
-  for (int64_t r = 0; r < rows; ++r) {
-    T *out = dst + r * x.row_stride;
-    const A *in = src + r * ld;
-    if (cs == 1) {
-      SLUICE_STREAM_PRAGMA(omp simd)
-      for (int64_t c = 0; c < cols; ++c)
-        narrow(&out[c], in[c] * factor);
-    } else {
-      for (int64_t c = 0; c < cols; ++c)
-        narrow(&out[c * cs], in[c] * factor);
-    }
-  }
+  copyStrided(operandAt<T>(p, x, slice, row0), x.row_stride, x.col_stride, src,
+              ld, 1, rows, cols,
+              [factor](T *out, A in) { narrow(out, in * factor); });
 }
 
 /// Loads LSE or D [row0, row0 + rows) of `slice`.
