@@ -20,10 +20,9 @@
 #
 # Usage: benchmarks/cpu-vs-torch.sh [build-dir] [iterations] [rounds]
 #   defaults: build, 10, 3. SLUICE_BENCH_LAYERS="bert gpt2" picks layers.
-#   sluicec options in SLUICE_BENCH_FLAGS (default --cpu-arch=native
-#   --fuse-streaming=off: the CPU's streaming attention kernels,
-#   sluice_stream_cpu.h, take ~5x (forward) and ~16x (backward) the time
-#   of the GEMMs + fused softmax kernels they replace; docs/Codegen.md).
+#   sluicec options in SLUICE_BENCH_FLAGS (default --cpu-arch=native:
+#   sluicec's defaults otherwise, streaming attention included;
+#   docs/Codegen.md).
 # Run it under `nice -n -5` on a shared machine and quote medians.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -31,9 +30,8 @@ build="$(cd "${1:-$root/build}" && pwd)"
 iterations="${2:-10}"
 rounds="${3:-3}"
 layers="${SLUICE_BENCH_LAYERS:-bert gpt2}"
-# Built and run here, so -march=native unless told otherwise; attention as
-# GEMMs + a fused softmax kernel (the faster CPU form, see above).
-read -r -a extra_flags <<<"${SLUICE_BENCH_FLAGS:---cpu-arch=native --fuse-streaming=off}"
+# Built and run here, so -march=native unless told otherwise.
+read -r -a extra_flags <<<"${SLUICE_BENCH_FLAGS:---cpu-arch=native}"
 sluicec="$build/bin/sluicec"
 [ -x "$sluicec" ] || { echo "error: $sluicec not built (run: make build)" >&2; exit 1; }
 # Debian's interpreter: python3-torch lives there (not in a pyenv/venv).
