@@ -110,6 +110,9 @@ TEST(ToolchainCommands, NvccAndHostFlags) {
   HostFeatures none;
   std::vector<std::string> plain = hostCommand("c++", "m.cpp", "libm.so", none);
   EXPECT_TRUE(has(plain, "-O3"));
+  // SIMD loops calling sluice_expf stay vectorized on AVX2/SSE (the
+  // streaming attention kernels' rows; Toolchain.cpp).
+  EXPECT_TRUE(has(plain, "-fno-trapping-math"));
   EXPECT_FALSE(has(plain, "-fopenmp"));
   EXPECT_FALSE(has(plain, "-lopenblas"));
   EXPECT_FALSE(has(plain, "-march=native")); // portable libraries

@@ -153,9 +153,16 @@ std::vector<std::string> hostCommand(StringRef compiler, StringRef source,
                                      StringRef cpuArch) {
   // -fno-math-errno: nothing reads errno, and without it expf/logf are not
   // pure functions, so a loop calling them does not vectorize.
-  std::vector<std::string> command = {compiler.str(),    "-O3",
-                                      "-std=c++17",      "-shared",
-                                      "-fPIC",           "-fno-math-errno"};
+  // -fno-trapping-math: nothing reads the floating-point exception flags;
+  // without it GCC may not compute both sides of a select unconditionally
+  // (an operation "could trap"), so on targets without masked vector
+  // instructions (AVX2, SSE) the SIMD loops calling sluice_expf/erff/tanhf
+  // stay scalar with branches. Values are unchanged (no reassociation, NaN
+  // and signed zeros honoured). docs/Codegen.md, "CPU backend".
+  std::vector<std::string> command = {
+      compiler.str(),      "-O3",   "-std=c++17",
+      "-shared",           "-fPIC", "-fno-math-errno",
+      "-fno-trapping-math"};
   if (cpuArch != kCpuArchPortable)
     command.push_back(("-march=" + cpuArch).str());
   if (features.openmp)
