@@ -88,8 +88,14 @@ static inline void narrow(T *p, float x) {
 static inline void narrow(double *p, double x) { *p = x; }
 
 /// exp in the accumulation type: sluice_kernels.h's inline, vectorizable
-/// sluice_expf for f32 (1.01 ulp), libm for f64.
+/// sluice_expf for f32 (1.01 ulp), libm for f64. Under nvcc (the GPU kit's
+/// stream_attention_check.cu builds these kernels as its reference)
+/// sluice_kernels.h has no sluice_expf: libm's expf there.
+#if defined(__CUDACC__)
+static inline float expAcc(float x) { return expf(x); }
+#else
 static inline float expAcc(float x) { return sluice_expf(x); }
+#endif
 static inline double expAcc(double x) { return std::exp(x); }
 
 //===----------------------------------------------------------------------===//
