@@ -164,7 +164,22 @@ def SluiceLegalizeContractions : Pass<"sluice-legalize-contractions", "::mlir::s
            !sluice.tensor<[b=2, h=2, k=4, p=8], f32>)
         -> !sluice.tensor<[b=2, h=2, j=4, k=4], f32>
     ```
+
+    With `streaming`, the contractions the streaming rule of `--sluice-fuse`
+    will fuse into a streaming attention kernel keep their layouts: that
+    kernel reads and writes its tensors through strides, in any layout, so
+    relayouts for it would only move bytes. Before `--sluice-decompose` they
+    are predicted from the composites (contract, causal_mask, softmax,
+    dropout, contract: `dialects/sluice/Analysis/StreamedContractions.h`);
+    after it they are the fusion planner's own streaming groups. A predicted
+    chain the rule does not take after all is legalized by the run after the
+    decomposition.
   }];
+  let options = [
+    Option<"streaming", "streaming", "bool", /*default=*/"false",
+           "Leave alone the contractions the streaming rule of --sluice-fuse "
+           "takes (set it where --sluice-fuse=streaming=true runs)">,
+  ];
 }
 
 def SluiceFuse : Pass<"sluice-fuse", "::mlir::sluice::GraphOp"> {

@@ -47,6 +47,10 @@ def SluiceSelectLayouts : Pass<"sluice-select-layouts", "::mlir::sluice::GraphOp
     Option<"maxCandidates", "max-candidates", "unsigned", /*default=*/"0",
            "Keep only the first N candidate layouts of each class (0: all; "
            "tests that enumerate exhaustively)">,
+    Option<"streaming", "streaming", "bool", /*default=*/"false",
+           "The contractions the streaming rule of --sluice-fuse takes "
+           "(dialects/sluice/Analysis/StreamedContractions.h) are not priced "
+           "as GEMMs: their streaming kernel reads any layout">,
     Option<"remark", "remark", "bool", /*default=*/"false",
            "Report the selection (classes, changed tensors, solver states, "
            "predicted seconds) as a remark on each graph">,

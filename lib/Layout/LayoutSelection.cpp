@@ -9,6 +9,7 @@
 #include "LayoutSelection.h"
 
 #include "dialects/sluice/Analysis/RelayoutPlan.h"
+#include "dialects/sluice/Analysis/StreamedContractions.h"
 #include "sluice/Analysis/CostModel.h"
 #include "sluice/Analysis/ModuleCost.h"
 
@@ -186,6 +187,18 @@ private:
       std::tuple<unsigned, unsigned, Type, Type, Type, Attribute, Attribute>;
   llvm::DenseMap<PlanKey, std::optional<RelayoutPlan>> planCache;
   std::array<ContractionDims, 3> dims;
+  /// The contractions a streaming kernel will take (options.streaming).
+  llvm::SmallPtrSet<Operation *, 4> streamed;
+
+  /// True if `op` reduces the scores of a streamed contraction (through
+  /// causal masks): the streaming kernel keeps them on chip.
+  bool readsStreamedScores(Operation *op) const {
+    Value input = op->getOperand(0);
+    while (auto mask = input.getDefiningOp<CausalMaskOp>())
+      input = mask.getInput();
+    Operation *producer = input.getDefiningOp();
+    return producer && streamed.contains(producer);
+  }
 };
 
 void SelectionBuilder::collectClasses(Block &block) {
@@ -200,6 +213,8 @@ void SelectionBuilder::collectClasses(Block &block) {
       if (isTensor(result))
         classes.id(result);
     if (isa<ContractOp>(op)) {
+      if (streamed.contains(&op))
+        continue;
       contracted.insert(op.operand_begin(), op.operand_end());
       contracted.insert(op.result_begin(), op.result_end());
       continue;
@@ -438,16 +453,19 @@ void SelectionBuilder::addReductionTerm(Operation *op,
 
 LayoutSelection SelectionBuilder::build(GraphOp graph) {
   Block &block = graph.getBody().front();
+  if (options.streaming)
+    streamed = predictStreamedContractions(block);
   collectClasses(block);
   for (const LayoutClass &cls : selection.classes)
     selection.problem.numChoices.push_back(cls.candidates.size());
   for (Operation &op : block) {
     if (auto contract = dyn_cast<ContractOp>(op)) {
-      addContractionTerm(contract);
+      if (!streamed.contains(contract))
+        addContractionTerm(contract);
       continue;
     }
     SmallVector<StringRef> dims = reducedDims(&op);
-    if (!dims.empty())
+    if (!dims.empty() && !readsStreamedScores(&op))
       addReductionTerm(&op, dims);
   }
   orderTerms(selection.problem);

@@ -49,6 +49,10 @@ struct LayoutSelectionOptions {
   unsigned maxRank = 5;
   /// Keep only the first this many candidates of each class (0: all).
   unsigned maxCandidates = 0;
+  /// The streaming rule will fuse the attention chains: their contractions
+  /// and the softmax between them are not priced (the streaming kernel reads
+  /// any layout; its scores never reach memory).
+  bool streaming = false;
 };
 
 /// Builds the selection problem of the top level of `graph` on `target`.

@@ -56,6 +56,7 @@ struct SelectLayoutsPass
     LayoutSelectionOptions options;
     options.backward = backward;
     options.maxCandidates = maxCandidates;
+    options.streaming = streaming;
     LayoutSelection selection = buildLayoutSelection(graph, *gpu, options);
     std::optional<LayoutSolution> solution = solveExact(selection.problem);
     if (!solution) {

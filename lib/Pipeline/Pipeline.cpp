@@ -24,28 +24,33 @@ using namespace mlir::sluice;
 
 void mlir::sluice::buildSluicePipeline(OpPassManager &pm,
                                        const PipelineOptions &options) {
+  // The streaming kernels read their tensors in any layout: their
+  // contractions get no GEMM layouts (docs/Fusion.md, "Streaming").
+  bool streaming = options.streaming && options.fuse;
   if (options.selectLayouts) {
     // Before autodiff: the cotangents take the forward's chosen layouts.
     SluiceSelectLayoutsOptions select;
     select.target = options.layoutTarget;
     select.backward = options.training;
+    select.streaming = streaming;
     pm.addNestedPass<GraphOp>(createSluiceSelectLayouts(select));
   }
+  SluiceLegalizeContractionsOptions legalize;
+  legalize.streaming = streaming;
   if (options.training) {
     // Legalizing first makes the forward save the contraction operands in
     // their GEMM layouts, so the backward does not relayout them again.
-    pm.addNestedPass<GraphOp>(createSluiceLegalizeContractions());
+    pm.addNestedPass<GraphOp>(createSluiceLegalizeContractions(legalize));
     pm.addPass(
         createSluiceAutodiff(SluiceAutodiffOptions{options.computeType}));
   }
-  // The rest works on one graph at a time.
-  OpPassManager &graphs = pm.nest<GraphOp>();
-  graphs.addPass(
+  pm.nest<GraphOp>().addPass(
       createSluiceDecompose(SluiceDecomposeOptions{options.computeType}));
-  graphs.addPass(createSluiceLegalizeContractions());
-  // The streaming rule's backward needs the forward/backward pair at once.
-  if (options.streaming && options.fuse)
+  // The streaming rule's backward needs the forward/backward pair at once;
+  // legalizing after it sees the chains the fusion planner will take.
+  if (streaming)
     pm.addPass(createSluiceRecomputeRowStatistics());
+  pm.nest<GraphOp>().addPass(createSluiceLegalizeContractions(legalize));
   SluiceFuseOptions fuse;
   fuse.enable = options.fuse;
   fuse.foldEpilogues = options.foldEpilogues;

@@ -4,11 +4,16 @@
 // dimensions (batch, free, contracted) is contiguous and in one order in
 // every tensor holding it (dialects/sluice/Analysis/GemmMapping.h). Where that
 // fails, this pass relayouts some of the three tensors, the cheapest subset
-// that maps (dialects/sluice/Analysis/RelayoutPlan.h).
+// that maps (dialects/sluice/Analysis/RelayoutPlan.h). With `streaming`, the
+// contractions a streaming kernel will take keep their layouts: the kernel
+// reads through strides.
 //
 //===----------------------------------------------------------------------===//
 
+#include "StreamingChain.h"
+
 #include "dialects/sluice/Analysis/RelayoutPlan.h"
+#include "dialects/sluice/Analysis/StreamedContractions.h"
 #include "dialects/sluice/SluicePasses.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -77,14 +82,31 @@ struct LegalizeContractionsPass
       if (contract->getParentOp() == graph.getOperation())
         contracts.emplace_back(contract, std::move(name));
     });
+    llvm::SmallPtrSet<Operation *, 4> streamed;
+    if (streaming)
+      streamed = streamedContractions(graph.getBody().front());
     // Operand relayouts made for earlier contractions of this graph, by
     // input and type: a later contraction reading the same tensor in the
     // same layout reuses them (they precede it in the graph's one block).
     RelayoutCache operandRelayouts;
     for (auto &[contract, name] : contracts)
-      if (failed(legalize(contract, name, operandRelayouts)))
+      if (!streamed.contains(contract) &&
+          failed(legalize(contract, name, operandRelayouts)))
         return failure();
     return success();
+  }
+
+  /// The contractions a streaming kernel will take: predicted from the
+  /// composites before the decomposition, the planner's groups after it.
+  static llvm::SmallPtrSet<Operation *, 4> streamedContractions(Block &body) {
+    llvm::SmallPtrSet<Operation *, 4> streamed =
+        predictStreamedContractions(body);
+    for (const streaming::StreamingGroup &group :
+         streaming::findStreamingGroups(body))
+      for (Operation *member : group.members)
+        if (isa<ContractOp>(member))
+          streamed.insert(member);
+    return streamed;
   }
 
   LogicalResult legalize(ContractOp contract, StringRef name,

@@ -15,6 +15,7 @@
 #ifndef SLUICE_DIALECT_TRANSFORMS_STREAMINGCHAIN_H
 #define SLUICE_DIALECT_TRANSFORMS_STREAMINGCHAIN_H
 
+#include "dialects/sluice/Analysis/StreamedContractions.h"
 #include "dialects/sluice/SluiceOps.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -23,13 +24,8 @@
 
 namespace mlir::sluice::streaming {
 
-/// What the runtime kernels take: at most this many batch dims and this
-/// many elements of the contracted and the value dim. They are the runtime's
-/// SLUICE_STREAM_MAX_BATCH / SLUICE_STREAM_MAX_HEAD_DIM
-/// (include/sluice/Runtime/sluice_stream.h), which the dialect does not
-/// include; lib/Codegen/Emit/StreamingKernel.cpp asserts that they agree.
-constexpr int64_t kMaxBatchDims = 4;
-constexpr int64_t kMaxHeadDim = 128;
+// kMaxBatchDims and kMaxHeadDim, the runtime kernels' limits, are in
+// dialects/sluice/Analysis/StreamedContractions.h.
 
 /// A softmax between two contractions, as --sluice-decompose spells it:
 ///
