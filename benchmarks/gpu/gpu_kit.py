@@ -26,6 +26,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import kit_results as results  # noqa: E402
+import profile_db  # noqa: E402
 import timings  # noqa: E402
 
 INPUTS = os.path.join(HERE, "test", "Compile", "Inputs")
@@ -400,14 +401,19 @@ def step_profile(args, budget):
     if no_timing_modules(kit):
         return no_timing_modules(kit)
     res = results.load(args.out)
-    kernels, problems = res.get("kernels", {}), []
-    for index, entry in enumerate(kit["timing"]):
+    target = args.profile_target or profile_db.target_of(
+        res.get("device", {}).get("name"))
+    kernels, problems, measured = res.get("kernels", {}), [], []
+    # The layers, then the same layers in other layout policies (profile
+    # only: their kernels in other layouts, for the database).
+    modules = kit["timing"] + kit.get("profile_variants", [])
+    for index, entry in enumerate(modules):
         directory = os.path.join(args.kit, "timing", entry["name"])
         # The copy is measured once, in the first run.
         extra = ["--copy-bytes", str(args.copy_bytes)] if index == 0 else []
         data, error = module_timer(
             args, os.path.join(directory, entry["profiled"]), budget,
-            len(kit["timing"]) - index, extra)
+            len(modules) - index, extra)
         if data is None:
             problems.append("%s: %s" % (entry["name"], error))
             continue
@@ -423,10 +429,23 @@ def step_profile(args, budget):
                     row["copy_fraction"] = row["gbs"] / copy
         kernels[entry["name"]] = table
         results.update(args.out, "kernels", kernels)
+        measured += profile_db.measured_entries(
+            entry["name"], report, table,
+            profile_db.load_predicted(directory, target))
+        write_profile_database(args.out, target, measured)
         if not any(table.values()):
             problems.append("%s: no per-kernel times (sluice_profile "
                             "returned none)" % entry["name"])
     return ("failed" if problems else "ok", "; ".join(problems))
+
+
+def write_profile_database(out, target, measured):
+    """OUT/profile-db.json for `sluicec --target T --profile`, and each
+    kernel's measured and predicted time in the results."""
+    path, count = profile_db.write(out, target or "unknown", measured)
+    results.update(out, "profile_db", {
+        "file": os.path.basename(path), "target": target, "kernels": count,
+        "measured": measured})
 
 
 # ---------------------------------------------------------------------------
@@ -656,6 +675,9 @@ def main():
                         "attention (cpu: tests)")
     parser.add_argument("--copy-bytes", type=int, default=1 << 30,
                         help="size of the copy that measures the bandwidth")
+    parser.add_argument("--profile-target", default="",
+                        help="the built-in target the profile database is "
+                        "for (default: the device's, from nvidia-smi)")
     parser.add_argument("--python-device", default="cuda",
                         choices=("cuda", "cpu"),
                         help="where the python step runs the layers")

@@ -217,6 +217,28 @@ def _kernels(results):
     return lines
 
 
+def _profile_db(results):
+    db = results.get("profile_db")
+    if not db:
+        return []
+    target = db.get("target") or "unknown"
+    lines = ["## Profile database and the cost model (%s)" % target, "",
+             "`%s`: %d kernels by signature and layout, for `sluicec "
+             "--target %s --profile %s` (docs/Layout.md). Per kernel, "
+             "measured against the model's prediction on %s:" % (
+                 db.get("file"), db.get("kernels", 0), target,
+                 db.get("file"), target), "",
+             "| module | phase | kernel | measured µs | predicted µs | "
+             "measured / predicted |", "|---|---|---|---|---|---|"]
+    for e in db.get("measured", []):
+        predicted = e.get("predicted_us")
+        lines.append("| %s | %s | %s | %.2f | %s | %s |" % (
+            e["module"], e["phase"], e["kernel"], e["us"],
+            "%.2f" % predicted if predicted else "-",
+            _ratio(e["us"], predicted) if predicted else "-"))
+    return lines + [""]
+
+
 def _ncu(results):
     runs = results.get("ncu", [])
     if not runs:
@@ -250,7 +272,7 @@ def render(results):
         lines.append("- run started %s" % results["started"])
     lines.append("")
     for part in (_correctness, _sanitizer, _attention, _timing, _kernels,
-                 _ncu):
+                 _profile_db, _ncu):
         lines += part(results)
     lines += _steps(results)
     return "\n".join(lines) + "\n"

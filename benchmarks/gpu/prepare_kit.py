@@ -79,6 +79,21 @@ TIMING = [
     ("bert-large-b96s128", os.path.join(SPECS, "bert-large-b96s128.json")),
 ]
 
+# BERT-large in the other layout policies, for the profile step only: its
+# kernels in their other candidate layouts (attention as GEMMs, with the
+# layouts the selection picks for them and with the builder's), measured
+# into the profile database (profile_db.py, docs/Layout.md).
+PROFILE_VARIANTS = [
+    ("bert-large-b8s512-gemm-attention", TIMING[0][1],
+     ["--fuse-streaming=off"]),
+    ("bert-large-b8s512-gemm-attention-builder", TIMING[0][1],
+     ["--fuse-streaming=off", "--select-layouts=off"]),
+]
+
+# The built-in targets (targets/*.json) the model's per-kernel predictions
+# are stored for, so the kit compares them with whatever device it runs on.
+MODEL_TARGETS = ["a100", "h100", "h200", "v100"]
+
 # What the GPU side runs, copied into the kit (kit path <- repo path). The
 # comparison and the CUDA runner are the test suite's own scripts, kept at
 # their relative paths so their imports work.
@@ -86,6 +101,7 @@ SCRIPTS = {
     "run.sh": "benchmarks/gpu/kit_run.sh",
     "py/gpu_kit.py": "benchmarks/gpu/gpu_kit.py",
     "py/kit_results.py": "benchmarks/gpu/kit_results.py",
+    "py/profile_db.py": "benchmarks/gpu/profile_db.py",
     "py/torch_layers.py": "benchmarks/gpu/torch_layers.py",
     "py/attention_torch.py": "benchmarks/gpu/attention_torch.py",
     "py/timings.py": "benchmarks/timings.py",
@@ -261,11 +277,36 @@ def kernel_functions(source):
     return phases
 
 
-def build_timing(name, spec, kit, sluicec, nvcc, work):
+def store_predictions(name, spec, options, target_dir, sluicec, work):
+    """predicted-<target>.json beside a timing module: the model's
+    prediction.kernels on each MODEL_TARGETS target, where the layer
+    compiled for that target has the same kernels (signatures and layouts)
+    as the module; returns the targets stored."""
+    with open(os.path.join(target_dir, "report.json")) as f:
+        compiled = [(k["phase"], k["name"], k["signature"], k["layout"])
+                    for k in json.load(f)["prediction"]["kernels"]]
+    stored = []
+    for target in MODEL_TARGETS:
+        out = os.path.join(work, "%s-%s" % (name, target))
+        run([sluicec, spec, "-o", out, "--target", target, "--quiet"] +
+            options, "sluicec --target %s of %s" % (target, name))
+        with open(os.path.join(out, "report.json")) as f:
+            kernels = json.load(f)["prediction"]["kernels"]
+        if [(k["phase"], k["name"], k["signature"], k["layout"])
+                for k in kernels] != compiled:
+            continue
+        with open(os.path.join(target_dir, "predicted-%s.json" % target),
+                  "w") as f:
+            json.dump(kernels, f)
+        stored.append(target)
+    return stored
+
+
+def build_timing(name, spec, kit, sluicec, nvcc, work, options=()):
     module, dtype, _, _ = spec_info(spec)
     build = os.path.join(work, name)
     run([sluicec, spec, "-o", build, "--compile", "--no-cpu", "--cuda-arch",
-         ARCH, "--quiet"], "sluicec --compile of %s" % name)
+         ARCH, "--quiet"] + list(options), "sluicec --compile of %s" % name)
     target = os.path.join(kit, "timing", name)
     os.makedirs(target)
     library = "lib%s.so" % module
@@ -280,9 +321,11 @@ def build_timing(name, spec, kit, sluicec, nvcc, work):
     shutil.copy(spec, os.path.join(target, "spec.json"))
     with open(os.path.join(target, "kernels.json"), "w") as f:
         json.dump(kernel_functions(os.path.join(build, module + ".cu")), f)
+    predicted = store_predictions(name, spec, list(options), target, sluicec,
+                                  work)
     return {"name": name, "module": module, "library": library,
-            "profiled": profiled, "dtype": dtype,
-            "spec": json.load(open(spec))}
+            "profiled": profiled, "dtype": dtype, "options": list(options),
+            "predicted": predicted, "spec": json.load(open(spec))}
 
 
 # The sluice package and its GPU check (python/tests/gpu_check.py): one layer
@@ -345,9 +388,11 @@ def manifest_files(manifest):
         files.append("bin/stream_attention_check")
     for case in manifest["cases"]:
         files.append("cases/%s/%s" % (case["name"], case["library"]))
-    for timing in manifest["timing"]:
+    for timing in manifest["timing"] + manifest.get("profile_variants", []):
         for name in (timing["library"], timing["profiled"], "report.json",
-                     "kernels.json", "spec.json"):
+                     "kernels.json", "spec.json") + tuple(
+                         "predicted-%s.json" % target
+                         for target in timing.get("predicted", [])):
             files.append("timing/%s/%s" % (timing["name"], name))
     return sorted(set(files))
 
@@ -430,9 +475,16 @@ def build_kit(args):
                     name)
                 timing.append(build_timing(name, spec, kit, args.sluicec,
                                            nvcc, work))
+        variants = []
+        if not args.quick:
+            for name, spec, options in PROFILE_VARIANTS:
+                log("profile module %s (%s)" % (name, " ".join(options)))
+                variants.append(build_timing(name, spec, kit, args.sluicec,
+                                             nvcc, work, options))
         manifest = {"created": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
                     "commit": git_commit(), "arch": ARCH,
                     "quick": args.quick, "cases": entries, "timing": timing,
+                    "profile_variants": variants,
                     "stream_attention": not args.quick}
         with open(os.path.join(kit, "kit.json"), "w") as f:
             json.dump(manifest, f, indent=1)
