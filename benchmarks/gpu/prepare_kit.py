@@ -302,16 +302,19 @@ def store_predictions(name, spec, options, target_dir, sluicec, work):
     return stored
 
 
-def build_timing(name, spec, kit, sluicec, nvcc, work, options=()):
+def build_timing(name, spec, kit, sluicec, nvcc, work, options=(),
+                 profile_only=False):
     module, dtype, _, _ = spec_info(spec)
     build = os.path.join(work, name)
     run([sluicec, spec, "-o", build, "--compile", "--no-cpu", "--cuda-arch",
          ARCH, "--quiet"] + list(options), "sluicec --compile of %s" % name)
     target = os.path.join(kit, "timing", name)
     os.makedirs(target)
-    library = "lib%s.so" % module
+    # A profile-only module (a layout variant) carries no plain library.
+    library = None if profile_only else "lib%s.so" % module
     profiled = "lib%s_profile.so" % module
-    shutil.copy(os.path.join(build, library), target)
+    if library:
+        shutil.copy(os.path.join(build, library), target)
     # The toolchain's own nvcc line (docs/Compile.md) plus -DSLUICE_PROFILE.
     run([nvcc, "-O3", "-std=c++17", "-arch=" + ARCH, "-shared", "-Xcompiler",
          "-fPIC", "-DSLUICE_PROFILE", module + ".cu", "-o",
@@ -393,7 +396,8 @@ def manifest_files(manifest):
                      "kernels.json", "spec.json") + tuple(
                          "predicted-%s.json" % target
                          for target in timing.get("predicted", [])):
-            files.append("timing/%s/%s" % (timing["name"], name))
+            if name:
+                files.append("timing/%s/%s" % (timing["name"], name))
     return sorted(set(files))
 
 
@@ -480,7 +484,8 @@ def build_kit(args):
             for name, spec, options in PROFILE_VARIANTS:
                 log("profile module %s (%s)" % (name, " ".join(options)))
                 variants.append(build_timing(name, spec, kit, args.sluicec,
-                                             nvcc, work, options))
+                                             nvcc, work, options,
+                                             profile_only=True))
         manifest = {"created": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
                     "commit": git_commit(), "arch": ARCH,
                     "quick": args.quick, "cases": entries, "timing": timing,
