@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sluice/Codegen/Toolchain.h"
+#include "HostProbe.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -76,25 +76,15 @@ protected:
     if (!features.sleef)
       GTEST_SKIP() << "SLEEF (libsleef-dev) is not installed; CPU modules "
                       "use libm's scalar functions";
-    std::string source = path("probe.cpp"), library = path("libprobe.so");
-    {
-      std::error_code code;
-      llvm::raw_fd_ostream os(source, code);
-      ASSERT_FALSE(code);
-      os << kProbe;
-    }
-    std::vector<std::string> command =
-        hostCommand(*compiler, source, library, features, kCpuArchNative);
-    command.insert(command.begin() + 1,
-                   "-I" SLUICE_TEST_SOURCE_DIR "/../include");
-    llvm::Error error = runTool(command, "compile the vector math probe");
-    ASSERT_FALSE(!!error) << llvm::toString(std::move(error));
-    handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    llvm::Expected<std::string> library =
+        compileHostProbe(*compiler, dir, kProbe, features, kCpuArchNative);
+    ASSERT_TRUE(!!library) << llvm::toString(library.takeError());
+    handle = dlopen(library->c_str(), RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(handle, nullptr) << dlerror();
     // The probe must call vector functions (GNU vector ABI: _ZGV...),
     // not only libm's scalar ones, or this test would measure libm.
     llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> bytes =
-        llvm::MemoryBuffer::getFile(library);
+        llvm::MemoryBuffer::getFile(*library);
     ASSERT_TRUE(!!bytes);
     EXPECT_TRUE((*bytes)->getBuffer().contains("_ZGV"))
         << "the probe's simd loops did not call SLEEF's vector functions";
@@ -103,11 +93,6 @@ protected:
     if (handle)
       dlclose(handle);
     llvm::sys::fs::remove_directories(dir);
-  }
-  std::string path(llvm::StringRef name) {
-    llvm::SmallString<256> p(dir);
-    llvm::sys::path::append(p, name);
-    return std::string(p);
   }
   /// The largest ulp error of `name` on `count` points evenly spread over
   /// [lo, hi] against `reference` in double.

@@ -30,8 +30,9 @@
 // elements in memory share one Philox call when that dim's size is a
 // multiple of 4. Only the low 32 bits of the stream are used.
 //
-// Only <stdint.h>: no other dependency, so emitted code (host C++ or CUDA)
-// can include it.
+// Only <stdint.h> (and, in host code compiled for AVX2 or SSE2,
+// <immintrin.h> for sluice_dropout_words' hand-vectorized draw), so emitted
+// code (host C++ or CUDA) can include it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -149,5 +150,158 @@ static inline SLUICE_HD uint32_t sluice_dropout_keep4(uint64_t seed,
          (uint32_t)(out.v[2] >= threshold) << 2 |
          (uint32_t)(out.v[3] >= threshold) << 3;
 }
+
+//===----------------------------------------------------------------------===//
+// Host: many consecutive blocks at once, vectorized by hand
+//===----------------------------------------------------------------------===//
+
+#if !defined(__CUDACC__)
+#if defined(__AVX2__) || defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
+#if defined(__AVX2__) || defined(__SSE2__)
+// One Philox block per 32-bit lane (8 lanes with AVX2, 4 with SSE2): the
+// 32x32->64 multiplies are `mul_epu32` on the even lanes and on the odd
+// lanes shifted down, the high and low halves blended back into 32-bit
+// lanes. GCC and Clang vectorize sluice_dropout_block's 64-bit multiply by
+// a constant as shift-and-add chains (and, without AVX2, not at all), about
+// 4x slower (docs/Codegen.md, "CPU backend"). The same arithmetic as
+// sluice_philox_round, so the same words bit for bit.
+#if defined(__AVX2__)
+typedef __m256i sluice_philox_vec;
+#define SLUICE_PHILOX_LANES 8
+#define sluice_pv_set1(x) _mm256_set1_epi32((int)(x))
+#define sluice_pv_xor(a, b) _mm256_xor_si256(a, b)
+#define sluice_pv_add(a, b) _mm256_add_epi32(a, b)
+#define sluice_pv_sub(a, b) _mm256_sub_epi32(a, b)
+#define sluice_pv_cmpgt(a, b) _mm256_cmpgt_epi32(a, b)
+#define sluice_pv_lanes() _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
+#define sluice_pv_mul_even(a, m) _mm256_mul_epu32(a, m)
+#define sluice_pv_srl64(a) _mm256_srli_epi64(a, 32)
+#define sluice_pv_sll64(a) _mm256_slli_epi64(a, 32)
+/// Even 32-bit lanes from `even`, odd ones from `odd`.
+#define sluice_pv_blend(even, odd) _mm256_blend_epi32(even, odd, 0xAA)
+#else
+typedef __m128i sluice_philox_vec;
+#define SLUICE_PHILOX_LANES 4
+#define sluice_pv_set1(x) _mm_set1_epi32((int)(x))
+#define sluice_pv_xor(a, b) _mm_xor_si128(a, b)
+#define sluice_pv_add(a, b) _mm_add_epi32(a, b)
+#define sluice_pv_sub(a, b) _mm_sub_epi32(a, b)
+#define sluice_pv_cmpgt(a, b) _mm_cmpgt_epi32(a, b)
+#define sluice_pv_lanes() _mm_setr_epi32(0, 1, 2, 3)
+#define sluice_pv_mul_even(a, m) _mm_mul_epu32(a, m)
+#define sluice_pv_srl64(a) _mm_srli_epi64(a, 32)
+#define sluice_pv_sll64(a) _mm_slli_epi64(a, 32)
+#define sluice_pv_blend(even, odd)                                             \
+  _mm_or_si128(_mm_and_si128(even, _mm_set1_epi64x(0xffffffffLL)),             \
+               _mm_andnot_si128(_mm_set1_epi64x(0xffffffffLL), odd))
+#endif
+
+/// The high and low 32 bits of `a * m` per 32-bit lane.
+static inline void sluice_pv_mulhilo(sluice_philox_vec a, sluice_philox_vec m,
+                                     sluice_philox_vec *hi,
+                                     sluice_philox_vec *lo) {
+  sluice_philox_vec even = sluice_pv_mul_even(a, m);
+  sluice_philox_vec odd = sluice_pv_mul_even(sluice_pv_srl64(a), m);
+  *hi = sluice_pv_blend(sluice_pv_srl64(even), odd);
+  *lo = sluice_pv_blend(even, sluice_pv_sll64(odd));
+}
+
+/// Stores lane l of c0..c3 at words[4 * l + k] (a 4 x LANES transpose).
+static inline void sluice_pv_store4(uint32_t *words, sluice_philox_vec c0,
+                                    sluice_philox_vec c1, sluice_philox_vec c2,
+                                    sluice_philox_vec c3) {
+#if defined(__AVX2__)
+  __m256i t0 = _mm256_unpacklo_epi32(c0, c1),
+          t1 = _mm256_unpackhi_epi32(c0, c1);
+  __m256i t2 = _mm256_unpacklo_epi32(c2, c3),
+          t3 = _mm256_unpackhi_epi32(c2, c3);
+  __m256i u0 = _mm256_unpacklo_epi64(t0, t2),
+          u1 = _mm256_unpackhi_epi64(t0, t2);
+  __m256i u2 = _mm256_unpacklo_epi64(t1, t3),
+          u3 = _mm256_unpackhi_epi64(t1, t3);
+  _mm256_storeu_si256((__m256i *)(words + 0),
+                      _mm256_permute2x128_si256(u0, u1, 0x20));
+  _mm256_storeu_si256((__m256i *)(words + 8),
+                      _mm256_permute2x128_si256(u2, u3, 0x20));
+  _mm256_storeu_si256((__m256i *)(words + 16),
+                      _mm256_permute2x128_si256(u0, u1, 0x31));
+  _mm256_storeu_si256((__m256i *)(words + 24),
+                      _mm256_permute2x128_si256(u2, u3, 0x31));
+#else
+  __m128i t0 = _mm_unpacklo_epi32(c0, c1), t1 = _mm_unpackhi_epi32(c0, c1);
+  __m128i t2 = _mm_unpacklo_epi32(c2, c3), t3 = _mm_unpackhi_epi32(c2, c3);
+  _mm_storeu_si128((__m128i *)(words + 0), _mm_unpacklo_epi64(t0, t2));
+  _mm_storeu_si128((__m128i *)(words + 4), _mm_unpackhi_epi64(t0, t2));
+  _mm_storeu_si128((__m128i *)(words + 8), _mm_unpacklo_epi64(t1, t3));
+  _mm_storeu_si128((__m128i *)(words + 12), _mm_unpackhi_epi64(t1, t3));
+#endif
+}
+
+/// SLUICE_PHILOX_BATCHES independent groups of LANES blocks per step: the
+/// rounds' multiply latency overlaps across groups.
+#define SLUICE_PHILOX_BATCHES 4
+#endif
+
+/// The Philox words of `blocks` consecutive blocks of `stream` under
+/// `seed`, starting at block `first`:
+///   words[4 * w + k] = sluice_dropout_block(seed, stream, first + w).v[k]
+/// for w < blocks (element 4 * (first + w) + k's word). Bit-identical to
+/// sluice_dropout_block; vectorized by hand where the host has SSE2/AVX2.
+static inline void sluice_dropout_words(uint64_t seed, uint64_t stream,
+                                        uint64_t first, int64_t blocks,
+                                        uint32_t *words) {
+  int64_t w = 0;
+#if defined(SLUICE_PHILOX_LANES)
+  enum { lanes = SLUICE_PHILOX_LANES, batches = SLUICE_PHILOX_BATCHES };
+  const sluice_philox_vec m0 = sluice_pv_set1(0xD2511F53u);
+  const sluice_philox_vec m1 = sluice_pv_set1(0xCD9E8D57u);
+  const sluice_philox_vec sign = sluice_pv_set1(0x80000000u);
+  sluice_philox_vec key0[10], key1[10];
+  for (int round = 0; round < 10; ++round) {
+    key0[round] =
+        sluice_pv_set1((uint32_t)seed + 0x9E3779B9u * (uint32_t)round);
+    key1[round] =
+        sluice_pv_set1((uint32_t)(seed >> 32) + 0xBB67AE85u * (uint32_t)round);
+  }
+  for (; w + lanes * batches <= blocks; w += lanes * batches) {
+    sluice_philox_vec c0[batches], c1[batches], c2[batches], c3[batches];
+    for (int b = 0; b < batches; ++b) {
+      // Counter words 0 and 1: the 64-bit block index, the carry into the
+      // high word where the low one wraps (an unsigned compare via the
+      // sign bit; the carry mask is -1, so subtracting it adds one).
+      uint64_t block = first + (uint64_t)(w + lanes * b);
+      sluice_philox_vec low = sluice_pv_set1((uint32_t)block);
+      c0[b] = sluice_pv_add(low, sluice_pv_lanes());
+      sluice_philox_vec wrapped =
+          sluice_pv_cmpgt(sluice_pv_xor(low, sign), sluice_pv_xor(c0[b], sign));
+      c1[b] = sluice_pv_sub(sluice_pv_set1((uint32_t)(block >> 32)), wrapped);
+      c2[b] = sluice_pv_set1((uint32_t)stream);
+      c3[b] = sluice_pv_set1(0u);
+    }
+    for (int round = 0; round < 10; ++round)
+      for (int b = 0; b < batches; ++b) {
+        sluice_philox_vec hi0, lo0, hi1, lo1;
+        sluice_pv_mulhilo(c0[b], m0, &hi0, &lo0);
+        sluice_pv_mulhilo(c2[b], m1, &hi1, &lo1);
+        c0[b] = sluice_pv_xor(sluice_pv_xor(hi1, c1[b]), key0[round]);
+        c2[b] = sluice_pv_xor(sluice_pv_xor(hi0, c3[b]), key1[round]);
+        c1[b] = lo1;
+        c3[b] = lo0;
+      }
+    for (int b = 0; b < batches; ++b)
+      sluice_pv_store4(words + 4 * (w + lanes * b), c0[b], c1[b], c2[b], c3[b]);
+  }
+#endif
+  for (; w < blocks; ++w) {
+    struct sluice_philox4x32 drawn =
+        sluice_dropout_block(seed, stream, first + (uint64_t)w);
+    for (int k = 0; k < 4; ++k)
+      words[4 * w + k] = drawn.v[k];
+  }
+}
+#endif // !__CUDACC__
 
 #endif // SLUICE_RUNTIME_PHILOX_H

@@ -191,6 +191,12 @@ static inline float sluice_erff(float a) {
   r = r * t + -6.34846687e-1f;
   r = r * t + -1.28717512e-1f;
   r = r * t + -t;
+  // Below -20, exp(r) < 2^-25 and 1 - exp(r) rounds to 1 anyway: the clamp
+  // changes no result and keeps exp's result out of the subnormal range
+  // (|x| near 10), whose arithmetic is microcoded on some CPUs (Zen 3:
+  // gelu over inputs of standard deviation 10 took 3.1 instead of 1.9 ns
+  // per element).
+  r = r < -20.0f ? -20.0f : r;
   float large = 1.0f - sluice_expf(r);
   large = a < 0.0f ? -large : large;
   float q = -5.96761703e-4f;

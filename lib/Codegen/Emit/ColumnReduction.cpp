@@ -88,7 +88,7 @@ void CoreEmitter::emitColumnDraws(int64_t columns, StringRef indent) {
     os << indent << "  " << first << " = " << canonicalIndex(type, false)
        << " >> 2;\n"
        << indent << "}\n";
-    emitDrawWords(mask, columns, "width", first + " + w", indent);
+    emitDrawWords(mask, columns, "width", first, indent);
   }
 }
 

@@ -91,14 +91,15 @@ private:
   /// masks, one sluice_dropout_keep4 per four elements.
   void emitFourWideDraws(unsigned stage, StringRef indent);
   /// CPU: the Philox words of `points` (a C expression, a multiple of 4,
-  /// at most `capacity`) consecutive mask elements (Philox block `block` +
-  /// w for w < points / 4, `block` a C expression of w), into
-  /// `words_<mask>[capacity]` by a SIMD loop; each element is kept when
-  /// its word reaches the threshold, as sluice_dropout_keep4 decides, so
-  /// the main loop compares one contiguous word per lane instead of
-  /// shifting a bit out of a packed nibble.
+  /// at most `capacity`) consecutive mask elements, Philox blocks `first`
+  /// (a C expression), first + 1, ..., into `words_<mask>[capacity]` by
+  /// Philox.h's sluice_dropout_words (hand-vectorized: compilers turn the
+  /// draw's 32x32->64 multiplies into shift-and-add chains); each element
+  /// is kept when its word reaches the threshold, as sluice_dropout_keep4
+  /// decides, so the main loop compares one contiguous word per lane
+  /// instead of shifting a bit out of a packed nibble.
   void emitDrawWords(RandomMaskOp mask, int64_t capacity, StringRef points,
-                     StringRef block, StringRef indent);
+                     StringRef first, StringRef indent);
   /// The mask's integer keep threshold as a C literal (Philox.h).
   static std::string threshold(RandomMaskOp mask);
   /// The template arguments of sluice_load_vec / sluice_store_vec: the

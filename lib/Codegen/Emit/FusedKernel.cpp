@@ -130,14 +130,14 @@ void CoreEmitter::emitFourWideDraws(unsigned stage, StringRef indent) {
         domainOf(op, s) != OpDomain::Full || !drawsFourWide(mask))
       continue;
     int64_t blocks = vectorWidth / 4;
-    std::string block = "(" +
-                        canonicalIndex(mask.getResult().getType(), false) +
-                        " >> 2) + w";
+    std::string first =
+        "(" + canonicalIndex(mask.getResult().getType(), false) + " >> 2)";
     if (!isCuda()) {
-      emitDrawWords(mask, vectorWidth, std::to_string(vectorWidth), block,
+      emitDrawWords(mask, vectorWidth, std::to_string(vectorWidth), first,
                     indent);
       continue;
     }
+    std::string block = first + " + w";
     std::string bits = "bits_" + valueName(mask.getResult());
     os << indent << "uint32_t " << bits << "[" << blocks << "];\n"
        << indent << "for (int w = 0; w < " << blocks << "; ++w)\n"
@@ -148,19 +148,12 @@ void CoreEmitter::emitFourWideDraws(unsigned stage, StringRef indent) {
 }
 
 void CoreEmitter::emitDrawWords(RandomMaskOp mask, int64_t capacity,
-                                StringRef points, StringRef block,
+                                StringRef points, StringRef first,
                                 StringRef indent) {
   std::string words = "words_" + valueName(mask.getResult());
   os << indent << "uint32_t " << words << "[" << capacity << "];\n"
-     << indent << "#pragma omp simd\n"
-     << indent << "for (int w = 0; w < " << points << " / 4; ++w) {\n"
-     << indent << "  const struct sluice_philox4x32 drawn = "
-     << "sluice_dropout_block(seed, " << mask.getStream() << "ULL, " << block
-     << ");\n";
-  for (int k = 0; k < 4; ++k)
-    os << indent << "  " << words << "[4 * w + " << k << "] = drawn.v[" << k
-       << "];\n";
-  os << indent << "}\n";
+     << indent << "sluice_dropout_words(seed, " << mask.getStream() << "ULL, "
+     << first << ", (" << points << ") / 4, " << words << ");\n";
 }
 
 std::string CoreEmitter::threshold(RandomMaskOp mask) {
