@@ -11,8 +11,13 @@
 # count the medians over all samples of forward, backward and total, and
 # torch / Sluice; then, from the profile builds, each memory-bound kernel's
 # bandwidth (bytes from report.json) as a fraction of a copy measured in the
-# same process, the bytes-weighted fraction, and the memory-bound kernels'
-# total time fused vs --fuse=off; at 1 thread those are timed in process CPU
+# same process, the bytes-weighted mean fraction and all their bytes over
+# all their time (a fraction of the copy too), and the memory-bound kernels'
+# total time fused vs --fuse=off, also like for like (without the unfused
+# kernels whose ops the fused build runs inside GEMM kernels: bias adds as
+# epilogues, bias gradients, timed there as the GEMM's); memory-bound =
+# every kernel whose report class is not "contraction" (cpu_vs_torch.py);
+# at 1 thread those are timed in process CPU
 # time (module_timer --clock cpu), at 2 threads by the steady clock; the
 # profile runs repeat ROUNDS times (each round's bytes-weighted fraction
 # and fused/unfused ratio, and their medians, are printed).

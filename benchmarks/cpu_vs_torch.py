@@ -12,9 +12,21 @@ WORK holds, for LAYER and threads T in {1, 2}:
   LAYER-{prof,off}-{wall,cpu}/report.json: the sluicec reports (bytes) of
       the profile builds whose clock the timer JSON names.
 Every time comes from those files and every byte count from the reports.
+
+Memory-bound kernels are those whose report class is not "contraction"
+(GEMM kernels, with their epilogues and bias gradients, are contractions).
+Two fractions of the copy rate: the bytes-weighted mean of the kernels'
+fractions (sum of bytes x fraction / all bytes: a kernel's weight is its
+bytes, so fast kernels with many bytes lift it) and all bytes over all time
+(the rate of the kernels taken together, which slow kernels pull down).
+Fused vs --fuse=off compares the memory-bound totals as they are, and like
+for like: without the unfused kernels whose ops all run inside a GEMM
+kernel of the fused build (bias adds, bias-gradient sums), whose fused time
+counts as the GEMM's.
 """
 
 import os
+import re
 import statistics
 import sys
 
@@ -53,26 +65,58 @@ def speed_table(work, layer, rounds):
     return ratios
 
 
-def memory_bound(timer, report):
-    """(name, bytes, ms) of every profiled memory-bound kernel."""
+def ops_of(profile_name):
+    """The op names of a kernel's description, "kernel 'k8' (gemm: ffn1,
+    ffn1_bias)" -> {"ffn1", "ffn1_bias"}."""
+    match = re.search(r"\((?:gemm|fused): ([^)]*)\)", profile_name)
+    return set(match.group(1).split(", ")) if match else set()
+
+
+def memory_bound(timer, report, inside=frozenset()):
+    """(name, bytes, ms, class) of every profiled memory-bound kernel (class
+    other than contraction; "?" = no report row), leaving out those whose
+    ops are all in `inside`."""
     out = []
     for phase, entries in kernel_rates(timer, report).items():
         for e in entries:
-            if e["class"] not in ("contraction", "?"):
-                out.append((phase[0] + ":" + e["kernel"], e["bytes"], e["ms"],
-                            e["class"]))
+            ops = ops_of(e["name"])
+            if e["class"] in ("contraction", "?") or (ops and ops <= inside):
+                continue
+            out.append((phase[0] + ":" + e["kernel"], e["bytes"], e["ms"],
+                        e["class"]))
     return out
 
 
-def summary(rows, copy, off_ms):
-    """(bytes-weighted % of copy, all bytes / all time %, fused ms,
-    unfused ms) of one profile round."""
+def gemm_ops(timer):
+    """Ops the module runs inside its GEMM kernels (epilogues, bias
+    gradients): their time counts as the GEMM's, not as memory-bound."""
+    return frozenset(op for phase in timer["phases"]
+                     for k in phase["kernels"] if "(gemm: " in k["name"]
+                     for op in ops_of(k["name"]))
+
+
+def summary(rows, copy, off_rows):
+    """(bytes-weighted mean % of copy, all bytes / all time %, fused ms,
+    --fuse=off ms, --fuse=off ms like for like) of one profile round.
+    off_rows: (all the unfused memory-bound kernels, those whose work the
+    fused build does not run inside a GEMM kernel)."""
     total_bytes = sum(r[1] for r in rows)
     total_ms = sum(r[2] for r in rows)
     weighted = sum(r[1] * (r[1] / (r[2] * 1e-3) / 1e9) for r in rows
                    if r[2] > 0) / max(total_bytes, 1)
     aggregate = total_bytes / (total_ms * 1e-3) / 1e9 if total_ms else 0
-    return 100 * weighted / copy, 100 * aggregate / copy, total_ms, off_ms
+    return (100 * weighted / copy, 100 * aggregate / copy, total_ms,
+            sum(r[2] for r in off_rows[0]), sum(r[2] for r in off_rows[1]))
+
+
+def ratio(off_ms, on_ms):
+    return off_ms / on_ms if on_ms else 0.0
+
+
+def spread(values, fmt):
+    """"median (min-max)" of `values`."""
+    return (fmt + " (" + fmt + "-" + fmt + ")") % (
+        statistics.median(values), min(values), max(values))
 
 
 def bandwidth_table(work, layer, rounds):
@@ -88,10 +132,11 @@ def bandwidth_table(work, layer, rounds):
         per_round = []
         for r in range(1, rounds + 1):
             fused = timer("prof", r)
-            off_ms = sum(x[2] for x in memory_bound(timer("off", r),
-                                                    off_report))
+            off = timer("off", r)
+            off_rows = (memory_bound(off, off_report),
+                        memory_bound(off, off_report, gemm_ops(fused)))
             per_round.append(summary(memory_bound(fused, report),
-                                     fused["copy_gbs"], off_ms) +
+                                     fused["copy_gbs"], off_rows) +
                              (fused["copy_gbs"],))
         # The table of the round whose bytes-weighted fraction is the median.
         median_round = sorted(range(rounds),
@@ -110,25 +155,29 @@ def bandwidth_table(work, layer, rounds):
             rate = nbytes / (ms * 1e-3) / 1e9 if ms > 0 else 0.0
             print("  %-22s %-14s %10.3f %12d %8.1f %7.1f" % (
                 name[:22], cls, ms, nbytes, rate, 100 * rate / copy))
-        weighted, aggregate, total_ms, off_ms, _ = per_round[median_round]
+        weighted, aggregate, total_ms, off_ms, like_ms, _ = \
+            per_round[median_round]
         print("  bytes-weighted mean: %.1f%% of copy; all bytes / all time: "
               "%.1f GB/s = %.1f%% of copy" % (weighted, aggregate * copy / 100,
                                             aggregate))
         print("  memory-bound total: fused %.2f ms, --fuse=off %.2f ms, "
-              "ratio %.2fx" % (total_ms, off_ms,
-                               off_ms / total_ms if total_ms else 0))
-        print("  per round (copy GB/s, bytes-weighted %, fused ms, --fuse=off "
-              "ms, ratio): " + "; ".join(
-                  "%.1f, %.1f%%, %.2f, %.2f, %.2fx" % (
-                      x[4], x[0], x[2], x[3], x[3] / x[2] if x[2] else 0)
-                  for x in per_round))
-        weighted = statistics.median(x[0] for x in per_round)
-        ratios = [x[3] / x[2] for x in per_round if x[2]]
-        print("  median over %d rounds: bytes-weighted %.1f%% of copy "
-              "(%.1f-%.1f), fused vs --fuse=off %.2fx (%.2f-%.2f)" % (
-                  rounds, weighted, min(x[0] for x in per_round),
-                  max(x[0] for x in per_round), statistics.median(ratios),
-                  min(ratios), max(ratios)))
+              "ratio %.2fx; like for like (--fuse=off without the kernels "
+              "whose ops the fused build runs inside GEMM kernels) %.2f ms, "
+              "ratio %.2fx" % (total_ms, off_ms, ratio(off_ms, total_ms),
+                               like_ms, ratio(like_ms, total_ms)))
+        print("  per round (copy GB/s, bytes-weighted %, all bytes / all "
+              "time %, fused ms, --fuse=off ms, ratio, like-for-like "
+              "ratio): " + "; ".join(
+                  "%.1f, %.1f%%, %.1f%%, %.2f, %.2f, %.2fx, %.2fx" % (
+                      x[5], x[0], x[1], x[2], x[3], ratio(x[3], x[2]),
+                      ratio(x[4], x[2])) for x in per_round))
+        print("  median over %d rounds: bytes-weighted %s of copy, all "
+              "bytes / all time %s, fused vs --fuse=off %s, like for "
+              "like %s" % (
+                  rounds, spread([x[0] for x in per_round], "%.1f%%"),
+                  spread([x[1] for x in per_round], "%.1f%%"),
+                  spread([ratio(x[3], x[2]) for x in per_round], "%.2fx"),
+                  spread([ratio(x[4], x[2]) for x in per_round], "%.2fx")))
 
 
 def main():

@@ -214,7 +214,11 @@ static inline float sluice_erff(float a) {
 /// 0.15 ulp in exact arithmetic); tanh(+-0) = +-0.
 static inline float sluice_tanhf(float x) {
   float t = x < 0.0f ? -x : x;
-  float e = sluice_expf(t + t);
+  // From |x| = 20 on, 2 / (exp(2|x|) + 1) < 2^-25 and the result rounds to
+  // +-1 either way: exp(40) keeps exp out of its overflow path, which is
+  // microcoded on some CPUs (Zen 3: tanh over inputs of standard deviation
+  // 100 took 2.4 instead of 1.45 ns per element). NaN stays NaN.
+  float e = sluice_expf(t > 20.0f ? 40.0f : t + t);
   float large = 1.0f - 2.0f / (e + 1.0f);
   large = x < 0.0f ? -large : large;
   float s = x * x;

@@ -34,6 +34,18 @@ bool CoreEmitter::fullTensorsContiguousInOuter() const {
   return any;
 }
 
+bool CoreEmitter::endsWithOuterDims(NamedTensorType type) const {
+  size_t count = s.outerDims.size();
+  if (count < 2 || type.getRank() < static_cast<int64_t>(count))
+    return false;
+  size_t first = type.getRank() - count;
+  for (size_t k = 0; k < count; ++k)
+    if (type.getDimNames()[first + k].getValue() != s.outerDims[k] ||
+        type.getSizes()[first + k] != s.outerSizes[k])
+      return false;
+  return true;
+}
+
 bool CoreEmitter::isColumnReduction() const {
   if (isCuda() || !isRowBlock() || !kept.empty() || s.outerDims.empty())
     return false;
@@ -149,6 +161,9 @@ LogicalResult CoreEmitter::emitColumnBlocks() {
   os << "    for (int64_t r0 = 0; r0 < " << s.innerCount << "LL; ++r0) {\n";
   emitDecompose("r0", s.innerDims, s.innerSizes, "      ");
   emitColumnDraws(columns, "      ");
+  // Inside the column loops a tensor that ends with the column dims is
+  // addressed by the column `o` (offsetIn).
+  linearColumns = true;
   os << "      #pragma omp simd\n"
      << "      for (int c = 0; c < width; ++c) {\n"
      << "        const int64_t o = c0 + c;\n";
@@ -183,6 +198,7 @@ LogicalResult CoreEmitter::emitColumnBlocks() {
       failed(emitOuterOps(true, "      ")))
     return failure();
   emitOutputStores(/*outer=*/true, "      ");
+  linearColumns = false;
   os << "    }\n  }\n" << (splitsColumnsByThread() ? "  }\n" : "") << "}\n\n";
   return success();
 }

@@ -156,6 +156,9 @@ private:
   /// whole iteration space is contiguous along the last outer dim. Then
   /// columns are blocked instead: see emitColumnBlocks.
   bool isColumnReduction() const;
+  /// True if `type`'s last dims are the (two or more) outer dims in order:
+  /// in a column loop its offset then uses the column `o` directly.
+  bool endsWithOuterDims(NamedTensorType type) const;
   /// True if every boundary tensor over the whole iteration space (at
   /// least one) has the last outer dim innermost in memory.
   bool fullTensorsContiguousInOuter() const;
@@ -231,6 +234,8 @@ private:
   unsigned maxStage = 0;
   /// The stage whose group body is being written.
   unsigned currentStage = 0;
+  /// Inside a column reduction's column loops (`o` is the column).
+  bool linearColumns = false;
   /// Points per `v` loop (see cpuVectorWidth).
   int64_t vectorWidth;
 };

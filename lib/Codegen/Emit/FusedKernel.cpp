@@ -92,7 +92,16 @@ std::string CoreEmitter::offsetIn(NamedTensorType type,
                                   bool inVectorLoop) const {
   std::string expr;
   int64_t stride = 1;
-  for (int i = static_cast<int>(type.getRank()) - 1; i >= 0; --i) {
+  int i = static_cast<int>(type.getRank()) - 1;
+  if (linearColumns && endsWithOuterDims(type)) {
+    // The trailing dims are the column dims in order: their offset is the
+    // column `o` itself (no division back into dims, which GCC vectorizes
+    // as gathers).
+    expr = "o";
+    stride = s.outerCount;
+    i -= static_cast<int>(s.outerDims.size());
+  }
+  for (; i >= 0; --i) {
     std::string term = indexOf(type.getDimNames()[i].getValue(), inVectorLoop);
     if (stride != 1)
       term += " * " + std::to_string(stride) + "LL";
