@@ -295,11 +295,15 @@ static inline void sluice_dropout_words(uint64_t seed, uint64_t stream,
       sluice_pv_store4(words + 4 * (w + lanes * b), c0[b], c1[b], c2[b], c3[b]);
   }
 #endif
-  for (; w < blocks; ++w) {
+  // The rest one block at a time (a pointer per block: indexing by 4 * w
+  // made GCC warn about an overflow in this loop when it runs 0 times).
+  for (uint32_t *out = words + 4 * w; w < blocks; ++w, out += 4) {
     struct sluice_philox4x32 drawn =
         sluice_dropout_block(seed, stream, first + (uint64_t)w);
-    for (int k = 0; k < 4; ++k)
-      words[4 * w + k] = drawn.v[k];
+    out[0] = drawn.v[0];
+    out[1] = drawn.v[1];
+    out[2] = drawn.v[2];
+    out[3] = drawn.v[3];
   }
 }
 #endif // !__CUDACC__
