@@ -16,8 +16,7 @@ NamedTensorType tensorOf(Value value) {
 }
 
 bool hasDim(Value value, StringRef name) {
-  return llvm::is_contained(tensorOf(value).getDimNames(),
-                            StringAttr::get(value.getContext(), name));
+  return tensorOf(value).hasDim(name);
 }
 
 /// The only user of `value`, or null.
