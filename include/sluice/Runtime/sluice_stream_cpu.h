@@ -285,6 +285,8 @@ template <typename D, typename S, typename Put>
 static void copyStrided(D *dst, int64_t dr, int64_t dc, const S *src,
                         int64_t sr, int64_t sc, int64_t rows, int64_t cols,
                         Put put) {
+  if (rows <= 0 || cols <= 0)
+    return; // an empty view: its pointers may be null (no keys, no rows)
   if (sr == 1 && sc != 1) {
     int64_t swap = rows;
     rows = cols, cols = swap;
@@ -311,11 +313,15 @@ static void copyStrided(D *dst, int64_t dr, int64_t dc, const S *src,
   }
 }
 
-/// The element of operand `x` at (row0, 0) of `slice`.
+/// The element of operand `x` at (row0, 0) of `slice`; null for an
+/// operand with no elements (null data: offsetting it is undefined, and
+/// nothing will be read or written through it).
 template <typename T>
 static inline T *operandAt(const sluice_stream_problem &p,
                            const sluice_stream_operand &x, int64_t slice,
                            int64_t row0) {
+  if (!x.data)
+    return nullptr;
   return static_cast<T *>(x.data) + sluice_stream_slice_offset(p, x, slice) +
          row0 * x.row_stride;
 }
@@ -364,9 +370,7 @@ template <typename A>
 static void loadStats(A *dst, const sluice_stream_problem &p,
                       const sluice_stream_operand &lse, int64_t slice,
                       int64_t row0, int64_t rows) {
-  const A *src = static_cast<const A *>(lse.data) +
-                 sluice_stream_slice_offset(p, lse, slice) +
-                 row0 * lse.row_stride;
+  const A *src = operandAt<const A>(p, lse, slice, row0);
   for (int64_t r = 0; r < rows; ++r)
     dst[r] = src[r * lse.row_stride];
 }
@@ -580,10 +584,7 @@ static void forwardBlock(const sluice_stream_fwd_args &a, int64_t slice,
     }
     blockProduct(rows, ep, cols, s, KT, 1, keys.v + j0 * ep, ep, acc, ep, true);
   }
-  A *lse = a.lse.data ? static_cast<A *>(a.lse.data) +
-                            sluice_stream_slice_offset(p, a.lse, slice) +
-                            i0 * a.lse.row_stride
-                      : nullptr;
+  A *lse = operandAt<A>(p, a.lse, slice, i0);
   for (int64_t r = 0; r < rows; ++r) {
     const bool empty = rowSum[r] == A(0);
     const A inverse = empty ? A(0) : A(1) / rowSum[r];
