@@ -5,10 +5,11 @@
 // scores: S, the causal mask, the softmax, dropout with the same
 // per-element draws (Philox.h), P V; and the backward from the materialized
 // P (the softmax backward with rowsum(P * dP), not the kernels' rowsum(dO *
-// O)). The checks run any pair of kernels (StreamKernelTest.cpp: the C++
-// kernels built into the test; StreamKernelNativeTest.cpp: the same header
-// compiled as a module is, -march=native with OpenMP) on layouts with the
-// batch dims interleaved between the rows and columns.
+// O), which they compute from O or take as D). The checks run any pair of
+// kernels (StreamKernelTest.cpp: the C++ kernels built into the test;
+// StreamKernelNativeTest.cpp: the same header compiled as a module is,
+// -march=native with OpenMP) on layouts with the batch dims interleaved between
+// the rows and columns.
 //
 //===----------------------------------------------------------------------===//
 
@@ -129,11 +130,15 @@ struct Problem {
                                 v.operand(), o.operand(), lse.operand()};
     return a;
   }
-  sluice_stream_bwd_args backwardArgs() {
+  /// The backward reading D (computeRowDots first), or O with `fromO`
+  /// (the kernels compute D; what the fusion pass's kernels do).
+  sluice_stream_bwd_args backwardArgs(bool fromO = false) {
     sluice_stream_bwd_args a = {problem(),        q.operand(),  k.operand(),
                                 v.operand(),      dO.operand(), lse.operand(),
                                 rowDot.operand(), dq.operand(), dk.operand(),
                                 dv.operand()};
+    if (fromO)
+      a.o = o.operand();
     return a;
   }
   /// D = rowsum(dO * O) from the O the forward wrote (what the ordinary
@@ -251,11 +256,11 @@ void check(const Kernels<T> &kernels, const Shape &s, double tolerance,
                " causal=" + std::to_string(s.causal) +
                " dropout=" + std::to_string(s.dropout) + " " + kernels.name);
   Problem<T> pr(s, seed);
-  // The backward's D = rowsum(dO * O) comes from the O the forward wrote;
-  // the reference computes the softmax backward from P and dP instead.
+  // The backward computes D = rowsum(dO * O) from the O the forward wrote
+  // (checkGrouped gives it D instead); the reference computes the softmax
+  // backward from P and dP.
   kernels.forward(pr.forwardArgs());
-  pr.computeRowDots();
-  kernels.backward(pr.backwardArgs());
+  kernels.backward(pr.backwardArgs(/*fromO=*/true));
   for (int64_t b = 0; b < s.b; ++b)
     for (int64_t h = 0; h < s.h; ++h) {
       Reference r = reference(pr, b, h);

@@ -16,8 +16,9 @@
 //   Pd[i, j] = P[i, j] * keep(i, j) / (1 - p)       (dropout when p > 0)
 //   O[i, x]  = sum_j Pd[i, j] * V[j, x]             x < e
 //
-// and the backward (FlashAttention-2) takes dO, LSE and D[i] = sum_x dO[i, x]
-// O[i, x] and gives dQ, dK, dV. Query-only batch dims (grouped-query
+// and the backward (FlashAttention-2) takes dO, LSE and either O (the kernels
+// then compute D[i] = sum_x dO[i, x] O[i, x] from the dO and O rows they
+// load) or D itself, and gives dQ, dK, dV. Query-only batch dims (grouped-query
 // attention, group_rank): K and V are shared by the slices of a group, and
 // dK, dV are the sums of the group's slices' gradients. A row
 // with every score masked has O = 0 and LSE = +inf, so its P is 0 in the
@@ -98,12 +99,16 @@ struct sluice_stream_fwd_args {
   struct sluice_stream_operand q, k, v, o, lse;
 };
 
-/// Backward: reads q, k, v, d_o, lse (the forward's) and
-/// d[i] = sum_x dO[i, x] O[i, x] (float, or double; computed before by an
-/// ordinary kernel); writes dq, dk, dv.
+/// Backward: reads q, k, v, d_o, lse (the forward's) and the row term
+/// D[i] = sum_x dO[i, x] O[i, x]: from o (the forward's output, elements
+/// and dims like d_o's) when o.data is not NULL, the kernels computing D
+/// per query row from the dO and O rows they load (the fusion pass's
+/// default); else from d (float, or double; computed before by an ordinary
+/// kernel). Writes dq, dk, dv. `o` is last so that initializers listing the
+/// fields in order up to dv leave it NULL.
 struct sluice_stream_bwd_args {
   struct sluice_stream_problem p;
-  struct sluice_stream_operand q, k, v, d_o, lse, d, dq, dk, dv;
+  struct sluice_stream_operand q, k, v, d_o, lse, d, dq, dk, dv, o;
 };
 
 /// Number of slices (the product of the batch sizes; 1 without batch dims).

@@ -22,7 +22,8 @@
 //   one pass over its query slices (grouped-query attention sums there);
 //   otherwise a dQ pass over (slice, query rows) and a dK/dV pass over
 //   (key/value slice, key tiles), each recomputing P. D[i] = sum_x dO[i, x]
-//   O[i, x] is an input (an ordinary fused kernel computes it before).
+//   O[i, x] is computed from the dO rows of a query block and its O rows,
+//   once per load of the block (when O is given; else D is an input).
 // * causal: key tiles past a row block's last row are skipped; inside a
 //   tile, columns past a row's diagonal are masked.
 // * dropout: the keep factors of a tile row come from one Philox call per
@@ -389,9 +390,9 @@ struct Scratch {
   // Key side: K^T [d x ld], K [ld x dp], V [ld x ep], V^T [e x ld], and
   // the dK / dV sums [ld x dp / ep].
   std::vector<A> kt, k, v, vt, dk, dv;
-  // Query side: Q [BM x dp], dO [BM x ep], the O or dQ sums, LSE, D, the
-  // running max and sum; one tile's S / P, dP / dS and dropout factors.
-  std::vector<A> q, dO, acc, stat, stat2, rowMax, rowSum, s, dp, factor;
+  // Query side: Q [BM x dp], dO and O [BM x ep], the O or dQ sums, LSE, D,
+  // the running max and sum; one tile's S / P, dP / dS and dropout factors.
+  std::vector<A> q, dO, o, acc, stat, stat2, rowMax, rowSum, s, dp, factor;
   std::vector<uint32_t> words;
 };
 
@@ -622,6 +623,25 @@ struct Queries {
   A *dq;
 };
 
+/// D of the query rows [i0, i0 + rows) of `slice`: sum_x dO[i, x] O[i, x]
+/// from the loaded dO rows (`ep` apart) and O's rows when a.o is given,
+/// else a.d's.
+template <typename T, typename A>
+static void rowDots(A *dst, const sluice_stream_bwd_args &a, int64_t slice,
+                    int64_t i0, int64_t rows, const A *dO, int64_t ep,
+                    Scratch<A> &t) {
+  if (!a.o.data)
+    return loadStats(dst, a.p, a.d, slice, i0, rows);
+  A *o = room(t.o, rows * ep);
+  loadRows<T>(o, ep, a.p, a.o, slice, i0, rows, a.p.e);
+  for (int64_t r = 0; r < rows; ++r) {
+    A sum = 0;
+    for (int64_t x = 0; x < a.p.e; ++x)
+      sum += dO[r * ep + x] * o[r * ep + x];
+    dst[r] = sum;
+  }
+}
+
 /// One row of a backward tile: from the masked, scaled scores (row,
 /// maskRow's) and dP (grad), P = exp(row - LSE) (0 for masked keys, and
 /// for a fully masked row, whose LSE is +inf), then row = P dropped and
@@ -704,7 +724,7 @@ static void gradBlocks(const sluice_stream_bwd_args &a, int64_t slice,
     loadRows<T>(q, dp, p, a.q, slice, i0, rows, p.d);
     loadRows<T>(dO, ep, p, a.d_o, slice, i0, rows, p.e);
     loadStats(lse, p, a.lse, slice, i0, rows);
-    loadStats(rowDot, p, a.d, slice, i0, rows);
+    rowDots<T>(rowDot, a, slice, i0, rows, dO, ep, t);
     for (int64_t x = 0; sums && x < rows * dp; ++x)
       sums[x] = 0;
     const Queries<A> qs = {slice, sluice_stream_counter_offset(p, slice),
@@ -841,10 +861,11 @@ void backward(const sluice_stream_bwd_args &args, bool onePass) {
 } // namespace sluice_stream_detail
 
 /// Backward of a streaming attention: writes dQ, dK and dV from Q, K, V,
-/// dO, the forward's LSE and D = rowsum(dO * O). One pass per key/value
-/// slice when there are at least two per thread (or one thread), else a dQ
-/// pass and a dK/dV pass, whose (slice, rows) and (key/value slice, keys)
-/// tasks keep every thread busy at the cost of recomputing P twice.
+/// dO, the forward's LSE and O (or D = rowsum(dO * O); sluice_stream.h). One
+/// pass per key/value slice when there are at least two per thread (or one
+/// thread), else a dQ pass and a dK/dV pass, whose (slice, rows) and (key/value
+/// slice, keys) tasks keep every thread busy at the cost of recomputing P
+/// twice.
 template <typename T, int BM, int BN>
 void sluice_stream_attention_bwd_cpu(const sluice_stream_bwd_args &args) {
   using namespace sluice_stream_detail;

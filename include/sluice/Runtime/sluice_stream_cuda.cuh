@@ -24,7 +24,9 @@
 //   (slice, query rows) streaming over key tiles; dK and dV per (key/value
 //   slice, 16 * warps keys) streaming over the query tiles of every query
 //   slice of its group (grouped-query attention sums there). Both recompute
-//   P = exp(S - LSE) and the dropout draw; D = rowsum(dO * O) is an input.
+//   P = exp(S - LSE) and the dropout draw; D = rowsum(dO * O) comes from O
+//   (rowDot: each row's sum read from global memory where the row's LSE is
+//   read) or is an input.
 //
 // The host functions launch on a stream and return the launch's error;
 // the tile sizes are template arguments, picked per target by
@@ -363,6 +365,22 @@ __global__ void __launch_bounds__(32 * WARPS)
 // Backward: dQ
 //===----------------------------------------------------------------------===//
 
+/// D of query row i < m of `slice`: sum_x dO[i, x] O[i, x] in f32 when O
+/// is given (sluice_stream.h), else the given D's element.
+template <typename T>
+static __device__ __forceinline__ float rowDot(const sluice_stream_bwd_args &a,
+                                               int64_t slice, int64_t i) {
+  if (!a.o.data)
+    return base<const float>(a.p, a.d, slice, i)[0];
+  const T *dO = base<const T>(a.p, a.d_o, slice, i);
+  const T *o = base<const T>(a.p, a.o, slice, i);
+  float sum = 0.0f;
+  for (int64_t x = 0; x < a.p.e; ++x)
+    sum += sluice_to_f32(dO[x * a.d_o.col_stride]) *
+           sluice_to_f32(o[x * a.o.col_stride]);
+  return sum;
+}
+
 /// Shared memory of the dQ kernel: Q and dO (16 * WARPS rows), K and V (BN
 /// rows), each HD + 8 wide; dS (16 * WARPS x BN + 8).
 template <typename T, int WARPS, int BN, int HD>
@@ -392,14 +410,13 @@ __global__ void __launch_bounds__(32 * WARPS)
                             p.d);
   loadTile<BM, HD, THREADS>(sdO, LD, base<const T>(p, a.d_o, slice, i0), a.d_o,
                             rows, p.e);
-  float lse[2], rowDot[2];
+  float lse[2], rowDots[2];
   const float *lseIn = base<const float>(p, a.lse, slice, 0);
-  const float *rowDotIn = base<const float>(p, a.d, slice, 0);
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const bool inside = at.row[r] < p.m;
     lse[r] = inside ? lseIn[at.row[r] * a.lse.row_stride] : INFINITY;
-    rowDot[r] = inside ? rowDotIn[at.row[r] * a.d.row_stride] : 0.0f;
+    rowDots[r] = inside ? rowDot<T>(a, slice, at.row[r]) : 0.0f;
   }
   float dq[HD / 8][4];
   clear(dq);
@@ -425,7 +442,7 @@ __global__ void __launch_bounds__(32 * WARPS)
           if (p.has_dropout)
             drop = sluice_stream_keep(p, at.counter, at.row[r], j) ? keepScale
                                                                    : 0.0f;
-          ds = prob * (dp[nt][x] * drop - rowDot[r]);
+          ds = prob * (dp[nt][x] * drop - rowDots[r]);
         }
         sluice_store(&warpdS[(g + 8 * r) * LDP + c], ds);
       }
@@ -481,7 +498,6 @@ __global__ void __launch_bounds__(32 * WARPS)
   for (int64_t slice = first; slice < first + group; ++slice) {
     const int64_t counter = sluice_stream_counter_offset(p, slice);
     const float *lseIn = base<const float>(p, a.lse, slice, 0);
-    const float *rowDotIn = base<const float>(p, a.d, slice, 0);
     // Causal: query rows before j0 see none of these keys.
     for (int64_t i0 = p.causal ? j0 : 0; i0 < p.m; i0 += BMQ) {
       const int64_t rows = p.m - i0 < BMQ ? p.m - i0 : BMQ;
@@ -492,7 +508,7 @@ __global__ void __launch_bounds__(32 * WARPS)
                                  a.d_o, rows, p.e);
       for (int r = threadIdx.x; r < BMQ; r += THREADS) {
         sLse[r] = r < rows ? lseIn[(i0 + r) * a.lse.row_stride] : INFINITY;
-        sD[r] = r < rows ? rowDotIn[(i0 + r) * a.d.row_stride] : 0.0f;
+        sD[r] = r < rows ? rowDot<T>(a, slice, i0 + r) : 0.0f;
       }
       __syncthreads();
       float s[BMQ / 8][4], dp[BMQ / 8][4];
