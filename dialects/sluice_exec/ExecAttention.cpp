@@ -65,6 +65,9 @@ LogicalResult AttentionOp::verify() {
                          << " attention takes "
                          << (backward ? "(q, k, v, d_o, lse, d) -> (dq, dk, dv)"
                                       : "(q, k, v) -> (o) or (o, lse)");
+  if (getRowDotFromO() && !backward)
+    return emitOpError() << "has row_dot_from_o without backward (only the "
+                            "backward reads D)";
   Type element = getElement();
   if (!element.isF32() && !element.isF16() && !element.isBF16())
     return emitOpError() << "element type " << element

@@ -203,7 +203,9 @@ def Exec_AttentionOp : Exec_Op<"attention", [AttrSizedOperandSegments]> {
     `dropout` drawn from the run's seed and `stream` at counter
     `counter . (batch..., i, j)`, O = P V (m x e). Forward: inputs (Q, K,
     V), outputs (O) or (O, LSE). Backward (`backward`): inputs (Q, K, V, dO,
-    LSE, D), outputs (dQ, dK, dV). `strides` gives, per pointer (inputs,
+    LSE, D), outputs (dQ, dK, dV); with `row_dot_from_o` the sixth input is
+    O (elements and strides roles like dO's) and the kernels compute
+    D = rowsum(dO * O) themselves. `strides` gives, per pointer (inputs,
     then outputs), the element strides of (batch..., row, column) (LSE and D
     have no column: 0). `element` is Q's element type; LSE and D are f32.
     The last `group` batch dims (default 0) are query-only (grouped- or
@@ -222,6 +224,7 @@ def Exec_AttentionOp : Exec_Op<"attention", [AttrSizedOperandSegments]> {
   let arguments = (ins Variadic<Exec_PtrType>:$inputs,
                        Variadic<Exec_PtrType>:$outputs,
                        UnitAttr:$backward,
+                       UnitAttr:$row_dot_from_o,
                        TypeAttr:$element,
                        DenseI64ArrayAttr:$batch,
                        DefaultValuedAttr<I64Attr, "0">:$group,

@@ -30,8 +30,11 @@ ArrayRef<StringRef> fieldNames(exec::AttentionOp op) {
   static const StringRef forward[] = {"q", "k", "v", "o", "lse"};
   static const StringRef backward[] = {"q", "k",  "v",  "d_o", "lse",
                                        "d", "dq", "dk", "dv"};
+  // O in D's place: the kernels compute D from it (sluice_stream.h).
+  static const StringRef backwardFromO[] = {"q", "k",  "v",  "d_o", "lse",
+                                            "o", "dq", "dk", "dv"};
   if (op.getBackward())
-    return backward;
+    return op.getRowDotFromO() ? backwardFromO : backward;
   return ArrayRef<StringRef>(forward).take_front(op.getInputs().size() +
                                                  op.getOutputs().size());
 }

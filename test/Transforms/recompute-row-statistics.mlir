@@ -30,14 +30,18 @@
 // CHECK: return
 
 // Fused: one streaming kernel each way; the backward's reads q, k, v, the
-// output gradient, lse and the row term, and writes the three gradients.
+// output gradient, lse and the saved output (it computes the row term
+// rowsum(dout * out) itself: those two ops are members, no kernel before
+// it), and writes the three gradients.
 // FUSED-LABEL: sluice.graph @mixer_forward
 // FUSED: kernel(%a, %m, %w) {kind = #sluice<kernel_kind streaming>
 // FUSED-SAME: streaming = #sluice.streaming<direction = forward, rows = "r", cols = "s"
 // FUSED-SAME: -> (!sluice.tensor<[n=2, r=3, e=6], f16>, !sluice.tensor<[n=2, r=3], f32>)
 // FUSED-LABEL: sluice.graph @mixer_backward
-// FUSED: %[[ROW:.*]] = kernel({{.*}}) {members = ["weights.grad_dot.output", "weights.grad_sum.output"]
-// FUSED: kernel(%{{.*}}, %{{.*}}, %{{.*}}, %dout, %{{.*}}, %[[ROW]]) {kind = #sluice<kernel_kind streaming>
+// FUSED-SAME: %[[O:[^:]*]]: !sluice.tensor<[n=2, r=3, e=6], f16> {sluice.name = "saved.mix", sluice.saved = "mix"}
+// FUSED-NOT: kernel(
+// FUSED: kernel(%{{.*}}, %{{.*}}, %{{.*}}, %dout, %{{.*}}, %[[O]]) {kind = #sluice<kernel_kind streaming>
+// FUSED-SAME: "drop.grad0", "weights.grad_dot.output", "weights.grad_sum.output", "weights.grad",
 // FUSED-SAME: streaming = #sluice.streaming<direction = backward, rows = "r", cols = "s", scale = 5.000000e-01 : f64, causal = false, dropout = 2.500000e-01 : f64, stream = 7>
 // FUSED-SAME: -> (!sluice.tensor<[n=2, r=3, d=4], f16>, !sluice.tensor<[n=2, s=5, d=4], f16>, !sluice.tensor<[n=2, s=5, e=6], f16>)
 sluice.graph @mixer(%a: !sluice.tensor<[n=2, r=3, d=4], f16> {sluice.name = "a"},

@@ -7,7 +7,9 @@
 // gradient) form one connected set fed by contractions of L-sized tensors
 // and consumed only by contractions back to L-sized tensors (dq, dk, dv).
 // That set plus its consumers is one streaming kernel: no L x L tensor
-// crosses its boundary.
+// crosses its boundary. The softmax gradient's row term d = rowsum(do * o)
+// joins it when nothing else reads d, so the kernel reads o instead of d
+// and no row-term tensor is written (absorbRowDot).
 //
 //===----------------------------------------------------------------------===//
 
@@ -210,6 +212,66 @@ LogicalResult checkInputs(const Closure &closure, const Roles &roles) {
                  }));
 }
 
+/// The row term's two ops when the kernel can compute it from the dO rows it
+/// loads: d = reduce sum p over the dims d lacks, p = map(dO, o) {a * b}
+/// (either order), as the recomputation rewrite builds it.
+struct RowDot {
+  MapOp product;
+  ReduceOp sum;
+  Value o;
+};
+
+/// True if the dims of `of` that `rows` lacks (the value dims) lie one
+/// after the other in `type`, in `of`'s order: O then reads like dO.
+bool valueDimsLikeIn(NamedTensorType type, NamedTensorType of,
+                     NamedTensorType rows) {
+  std::optional<unsigned> last;
+  for (StringAttr dim : of.getDimNames()) {
+    if (rows.hasDim(dim.getValue()))
+      continue;
+    std::optional<unsigned> position = type.getDimPosition(dim.getValue());
+    if (!position || (last && *position != *last + 1))
+      return false;
+    last = position;
+  }
+  return true;
+}
+
+/// Matches the row term's producer (RowDot). Legal to absorb when: d has
+/// lse's dims and element type (the kernels accumulate in it) and the
+/// product has that element type too; o has dO's dims and element type,
+/// its value dims laid out like dO's (the runtime kernels read O through
+/// dO's strides roles), and is none of the other inputs; the product feeds
+/// only the sum, and d only members. Otherwise d stays an input.
+FailureOr<RowDot> matchRowDot(const Closure &closure, const Roles &roles) {
+  auto sum = roles.d.getDefiningOp<ReduceOp>();
+  if (!sum || sum.getKind() != ReduceKind::sum)
+    return failure();
+  auto product = sum.getInput().getDefiningOp<MapOp>();
+  if (!product || !isProductOfInputs(product) ||
+      !llvm::is_contained(product.getInputs(), roles.dO))
+    return failure();
+  Value o = product.getInputs()[0] == roles.dO ? product.getInputs()[1]
+                                               : product.getInputs()[0];
+  NamedTensorType dO = getTensorType(roles.dO), oType = getTensorType(o);
+  NamedTensorType d = getTensorType(roles.d), lse = getTensorType(roles.lse);
+  NamedTensorType dot = getTensorType(product.getResult());
+  Type statistic = lse.getElementType();
+  if (!d.hasSameDims(lse) || d.getElementType() != statistic ||
+      !dot.hasSameDims(dO) || dot.getElementType() != statistic ||
+      !oType.hasSameDims(dO) || oType.getElementType() != dO.getElementType() ||
+      !valueDimsLikeIn(oType, dO, d))
+    return failure();
+  if (llvm::is_contained({roles.q, roles.k, roles.v, roles.dO, roles.lse}, o))
+    return failure();
+  if (!product.getResult().hasOneUse() ||
+      !llvm::all_of(roles.d.getUsers(), [&](Operation *user) {
+        return closure.members.contains(user);
+      }))
+    return failure();
+  return RowDot{product, sum, o};
+}
+
 } // namespace
 
 FailureOr<StreamingGroup>
@@ -226,12 +288,19 @@ mlir::sluice::streaming::backwardGroup(ContractOp scores) {
     if (mask.getStream() != closure.masks.front().getStream() ||
         mask.getProbability() != closure.masks.front().getProbability())
       return failure();
+  Value rowTerm = roles.d;
+  if (FailureOr<RowDot> rowDot = matchRowDot(closure, roles);
+      succeeded(rowDot)) {
+    closure.members.insert(rowDot->product);
+    closure.members.insert(rowDot->sum);
+    rowTerm = rowDot->o;
+  }
   StreamingGroup group;
   group.members.assign(closure.members.begin(), closure.members.end());
   llvm::sort(group.members, [](Operation *a, Operation *b) {
     return a->isBeforeInBlock(b);
   });
-  group.inputs = {roles.q, roles.k, roles.v, roles.dO, roles.lse, roles.d};
+  group.inputs = {roles.q, roles.k, roles.v, roles.dO, roles.lse, rowTerm};
   group.outputs = {roles.dq, roles.dk, roles.dv};
   bool causal = llvm::any_of(closure.members, [&](Operation *op) {
     auto map = llvm::dyn_cast<MapOp>(op);

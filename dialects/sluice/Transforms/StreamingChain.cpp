@@ -260,6 +260,12 @@ bool mlir::sluice::streaming::isExpOfDifference(MapOp map) {
          sub.getRhs() == bodyArg(map, 1);
 }
 
+bool mlir::sluice::streaming::isProductOfInputs(MapOp map) {
+  auto mul = yielded(map).getDefiningOp<arith::MulFOp>();
+  return map.getInputs().size() == 2 && bodyOps(map).size() == 1 && mul &&
+         mul.getLhs() == bodyArg(map, 0) && mul.getRhs() == bodyArg(map, 1);
+}
+
 bool mlir::sluice::streaming::isCausalMask(MapOp map, StringRef rows,
                                            StringRef cols) {
   ArrayAttr indexDims = map.getIndexDims();

@@ -91,7 +91,9 @@ FailureOr<StreamingGroup> forwardGroup(SoftmaxChain &chain);
 /// The streaming kernel of a backward graph that starts at the
 /// recomputation contraction `scores`: every op producing a tensor with the
 /// scores' dimensions connected to it, plus the contractions that consume
-/// those tensors. Inputs (q, k, v, do, lse, d), results (dq, dk, dv).
+/// those tensors. Inputs (q, k, v, do, lse, d), results (dq, dk, dv); when
+/// the row term is d = rowsum(do * o) read by nothing else, its two ops are
+/// members too and the inputs are (q, k, v, do, lse, o) (docs/Fusion.md).
 FailureOr<StreamingGroup> backwardGroup(ContractOp scores);
 
 /// Every streaming kernel of `body`, in program order (no op in two).
@@ -103,6 +105,9 @@ bool isCausalMask(MapOp map, StringRef rows, StringRef cols);
 
 /// True if `map`'s body is exactly `exp(arg0 - arg1)`.
 bool isExpOfDifference(MapOp map);
+
+/// True if `map` has two inputs and its body is exactly `arg0 * arg1`.
+bool isProductOfInputs(MapOp map);
 
 /// The attribute of a streaming kernel: the dropout probability (0 without
 /// `mask`) and stream come from `mask`, the scale from `scores`.

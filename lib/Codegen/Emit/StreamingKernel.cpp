@@ -218,11 +218,14 @@ LogicalResult ModuleEmitter::lowerStreaming(KernelOp kernel) {
     return kernel.emitOpError()
            << "is a streaming kernel with " << ins << " inputs and " << outs
            << " results; expected (q, k, v) -> (o[, lse]) or (q, k, v, do, "
-              "lse, d) -> (dq, dk, dv)";
+              "lse, d or o) -> (dq, dk, dv)";
   auto typeOf = [&](unsigned index) {
     return llvm::cast<NamedTensorType>(values[index].getType());
   };
   NamedTensorType q = typeOf(0), k = typeOf(1), v = typeOf(2);
+  // The backward's sixth input is D (the rows' dims) or, when the kernel's
+  // members compute D = rowsum(dO * O) (docs/Fusion.md), O (dO's dims).
+  bool rowDotFromO = backward && typeOf(5).hasSameDims(typeOf(3));
   FailureOr<StreamDims> dims = streamDims(kernel, info, q, k, v);
   if (failed(dims))
     return failure();
@@ -232,15 +235,20 @@ LogicalResult ModuleEmitter::lowerStreaming(KernelOp kernel) {
   using Role = std::pair<StringRef, ArrayRef<StringRef>>;
   ArrayRef<StringRef> cDims = s.c, eDims = s.e, none;
   SmallVector<Role> roles =
-      backward
-          ? SmallVector<Role>{{s.rows, cDims}, {s.cols, cDims}, {s.cols, eDims},
-                              {s.rows, eDims}, {s.rows, none},  {s.rows, none},
-                              {s.rows, cDims}, {s.cols, cDims}, {s.cols, eDims}}
-          : SmallVector<Role>{{s.rows, cDims},
-                              {s.cols, cDims},
-                              {s.cols, eDims},
-                              {s.rows, eDims},
-                              {s.rows, none}};
+      backward ? SmallVector<Role>{{s.rows, cDims},
+                                   {s.cols, cDims},
+                                   {s.cols, eDims},
+                                   {s.rows, eDims},
+                                   {s.rows, none},
+                                   {s.rows, rowDotFromO ? eDims : none},
+                                   {s.rows, cDims},
+                                   {s.cols, cDims},
+                                   {s.cols, eDims}}
+               : SmallVector<Role>{{s.rows, cDims},
+                                   {s.cols, cDims},
+                                   {s.cols, eDims},
+                                   {s.rows, eDims},
+                                   {s.rows, none}};
   SmallVector<Attribute> strides;
   SmallVector<Value> pointers;
   for (auto [index, value] : llvm::enumerate(values)) {
@@ -275,8 +283,8 @@ LogicalResult ModuleEmitter::lowerStreaming(KernelOp kernel) {
   size_t inputs = kernel.getInputs().size();
   exec::AttentionOp::create(
       execBuilder, kernel.getLoc(), ArrayRef(pointers).take_front(inputs),
-      ArrayRef(pointers).drop_front(inputs), backward, element, s.batchSizes,
-      s.group, q.getDimSize(s.rows), k.getDimSize(s.cols), d, e,
+      ArrayRef(pointers).drop_front(inputs), backward, rowDotFromO, element,
+      s.batchSizes, s.group, q.getDimSize(s.rows), k.getDimSize(s.cols), d, e,
       ArrayAttr::get(module.getContext(), strides), counterStrides(kernel, s),
       info.getScale().getValue(), info.getCausal(),
       info.getDropout().getValue(), info.getStream(), *tiles, description);

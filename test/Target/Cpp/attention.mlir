@@ -99,3 +99,38 @@ sluice_exec.entry @attn_backward {
       tiles = #sluice_exec.stream_tiles<query_rows = 16, key_tile = 16,
           key_rows = 16, query_tile = 16, head_dim = 0, threads = 1>}
 }
+
+// With row_dot_from_o the sixth pointer is O, with dO's strides roles: the
+// kernels compute D = rowsum(dO * O) themselves (no a.d).
+// CHECK-LABEL: /* entry attn_backward_from_o */
+// CHECK:        a.d_o.data = (void *)(args->dy);
+// CHECK:        a.lse.data = (void *)((ctx->arena + 0ULL));
+// CHECK-NEXT:   a.lse.row_stride = 1LL;
+// CHECK-NEXT:   a.lse.col_stride = 0LL;
+// CHECK-NEXT:   a.o.data = (void *)(args->y);
+// CHECK-NEXT:   a.o.row_stride = 1LL;
+// CHECK-NEXT:   a.o.col_stride = 5LL;
+// CHECK-NEXT:   a.dq.data = (void *)(args->d_q);
+// CHECK-NOT:    a.d.data
+// CHECK:        sluice_stream_attention_bwd_cpu<float, 16, 16>(a);
+sluice_exec.entry @attn_backward_from_o {
+  %q = sluice_exec.arg "q"
+  %k = sluice_exec.arg "k"
+  %v = sluice_exec.arg "v"
+  %dy = sluice_exec.arg "dy"
+  %lse = sluice_exec.arena 0
+  %y = sluice_exec.arg "y"
+  %dq = sluice_exec.arg "d_q"
+  %dk = sluice_exec.arg "d_k"
+  %dv = sluice_exec.arg "d_v"
+  sluice_exec.attention (%q, %k, %v, %dy, %lse, %y) -> (%dq, %dk, %dv) {
+      backward, row_dot_from_o, label = "kernel 'attn grad'", element = f32,
+      batch = array<i64>, m = 5, n = 5, d = 4, e = 4,
+      strides = [array<i64: 4, 1>, array<i64: 4, 1>, array<i64: 4, 1>,
+                 array<i64: 4, 1>, array<i64: 1, 0>, array<i64: 1, 5>,
+                 array<i64: 4, 1>, array<i64: 4, 1>, array<i64: 4, 1>],
+      counter = array<i64: 5, 1>, scale = 0.5, causal = false,
+      dropout = 0.0, stream = 0,
+      tiles = #sluice_exec.stream_tiles<query_rows = 16, key_tile = 16,
+          key_rows = 16, query_tile = 16, head_dim = 0, threads = 1>}
+}
