@@ -40,7 +40,8 @@ void mlir::sluice::buildSluicePipeline(OpPassManager &pm,
   if (options.training) {
     // Legalizing first makes the forward save the contraction operands in
     // their GEMM layouts, so the backward does not relayout them again.
-    pm.addNestedPass<GraphOp>(createSluiceLegalizeContractions(legalize));
+    if (options.legalizeBeforeAutodiff)
+      pm.addNestedPass<GraphOp>(createSluiceLegalizeContractions(legalize));
     pm.addPass(
         createSluiceAutodiff(SluiceAutodiffOptions{options.computeType}));
   }
@@ -106,6 +107,12 @@ struct PipelineCommandLineOptions
       llvm::cl::desc("Choose layouts from the cost model "
                      "(--sluice-select-layouts)"),
       llvm::cl::init(true)};
+  Option<bool> legalizeBeforeAutodiff{
+      *this, "legalize-before-autodiff",
+      llvm::cl::desc("In training, legalize the forward's contractions "
+                     "before autodiff (false: saved tensors keep their "
+                     "canonical layouts)"),
+      llvm::cl::init(true)};
   Option<std::string> layoutTarget{
       *this, "layout-target",
       llvm::cl::desc("The target the layout selection prices on (a built-in "
@@ -127,6 +134,7 @@ void mlir::sluice::registerSluicePipelines() {
         options.streaming = cli.streaming;
         options.accumulateGemms = cli.accumulateGemms;
         options.selectLayouts = cli.selectLayouts;
+        options.legalizeBeforeAutodiff = cli.legalizeBeforeAutodiff;
         options.layoutTarget = cli.layoutTarget;
         buildSluicePipeline(pm, options);
       });

@@ -136,16 +136,25 @@ static cl::opt<Switch, false, EnumOptionParser<Switch>> accumulateSwitch(
     cl::values(clEnumValN(Switch::On, "on", "accumulate (default)"),
                clEnumValN(Switch::Off, "off", "a separate sum kernel")),
     cl::sub(cl::SubCommand::getTopLevel()), cl::cat(sluicecCategory));
-static cl::opt<Switch, false, EnumOptionParser<Switch>> selectLayoutsSwitch(
-    "select-layouts",
-    cl::desc("Choose intermediate layouts and GEMM mappings from the cost "
-             "model (--sluice-select-layouts, docs/Layout.md)"),
-    cl::init(Switch::On),
-    cl::values(clEnumValN(Switch::On, "on", "select (default)"),
-               clEnumValN(Switch::Off, "off",
-                          "keep the builder's layouts (legalization's "
-                          "relayouts)")),
-    cl::sub(cl::SubCommand::getTopLevel()), cl::cat(sluicecCategory));
+/// The layout policies the report compares (docs/Layout.md, "Layout
+/// policies"), in its order.
+enum class LayoutPolicy { Selected, Builder, Canonical };
+static cl::opt<LayoutPolicy, false, EnumOptionParser<LayoutPolicy>>
+    layoutPolicy(
+        "select-layouts",
+        cl::desc("Choose intermediate layouts and GEMM mappings from the cost "
+                 "model (--sluice-select-layouts, docs/Layout.md)"),
+        cl::init(LayoutPolicy::Selected),
+        cl::values(
+            clEnumValN(LayoutPolicy::Selected, "on", "select (default)"),
+            clEnumValN(LayoutPolicy::Builder, "off",
+                       "keep the builder's layouts (legalization's "
+                       "relayouts)"),
+            clEnumValN(LayoutPolicy::Canonical, "canonical",
+                       "every tensor, saved ones too, in its canonical "
+                       "row-major order; relayouts only right before the "
+                       "GEMMs that need them")),
+        cl::sub(cl::SubCommand::getTopLevel()), cl::cat(sluicecCategory));
 static cl::opt<MaskPolicy, false, EnumOptionParser<MaskPolicy>> maskPolicy(
     "mask-policy", cl::desc("Dropout masks"), cl::init(MaskPolicy::Auto),
     cl::values(clEnumValN(MaskPolicy::Auto, "auto",
@@ -331,37 +340,52 @@ predictPolicy(const ModuleCounts &counts, const ReportInputs &inputs) {
   return std::optional<ModulePrediction>(std::move(*predicted));
 }
 
-/// The layer under both layout policies (docs/Layout.md): the compiled one
-/// and the other (selection off when it was on, on when it was off),
-/// compiled again for its counts only.
+/// `options` under layout policy `policy`.
+static PipelineOptions withLayoutPolicy(PipelineOptions options,
+                                        LayoutPolicy policy) {
+  options.selectLayouts = policy == LayoutPolicy::Selected;
+  options.legalizeBeforeAutodiff = policy != LayoutPolicy::Canonical;
+  return options;
+}
+
+/// The layer under every layout policy (docs/Layout.md): the compiled one
+/// and the others, compiled again for their counts only.
 static LogicalResult compareLayoutPolicies(MLIRContext &context,
-                                           PipelineOptions options,
+                                           const PipelineOptions &options,
                                            const Compilation &compiled,
                                            ReportInputs &inputs) {
-  bool selected = options.selectLayouts;
-  options.selectLayouts = !selected;
-  FailureOr<Compilation> other = compile(context, inputPath, options);
-  if (failed(other))
-    return failure();
-  const ModuleCounts &selectedCounts =
-      selected ? compiled.counts : other->counts;
-  const ModuleCounts &builderCounts =
-      selected ? other->counts : compiled.counts;
-  FailureOr<std::optional<ModulePrediction>> selectedTime =
-      predictPolicy(selectedCounts, inputs);
-  FailureOr<std::optional<ModulePrediction>> builderTime =
-      predictPolicy(builderCounts, inputs);
-  if (failed(selectedTime) || failed(builderTime))
-    return failure();
-  auto pointer = [](const std::optional<ModulePrediction> &prediction) {
-    return prediction ? &*prediction : nullptr;
+  struct Policy {
+    LayoutPolicy policy;
+    StringRef name, description;
   };
-  inputs.context.layoutPolicies = {
-      summarizeLayoutPolicy("selected", "layouts selected from the cost model",
-                            selected, selectedCounts, pointer(*selectedTime)),
-      summarizeLayoutPolicy("builder",
-                            "the builder's layouts (`--select-layouts=off`)",
-                            !selected, builderCounts, pointer(*builderTime))};
+  const Policy policies[] = {{LayoutPolicy::Selected, "selected",
+                              "layouts selected from the cost model"},
+                             {LayoutPolicy::Builder, "builder",
+                              "the builder's layouts (`--select-layouts=off`)"},
+                             {LayoutPolicy::Canonical, "canonical",
+                              "all canonical row-major, saved tensors too "
+                              "(`--select-layouts=canonical`)"}};
+  std::vector<LayoutPolicySummary> summaries;
+  for (const Policy &policy : policies) {
+    bool isCompiled = policy.policy == layoutPolicy;
+    std::optional<Compilation> other;
+    if (!isCompiled) {
+      FailureOr<Compilation> run =
+          compile(context, inputPath, withLayoutPolicy(options, policy.policy));
+      if (failed(run))
+        return failure();
+      other = std::move(*run);
+    }
+    const ModuleCounts &counts = isCompiled ? compiled.counts : other->counts;
+    FailureOr<std::optional<ModulePrediction>> time =
+        predictPolicy(counts, inputs);
+    if (failed(time))
+      return failure();
+    summaries.push_back(summarizeLayoutPolicy(policy.name, policy.description,
+                                              isCompiled, counts,
+                                              *time ? &**time : nullptr));
+  }
+  inputs.context.layoutPolicies = std::move(summaries);
   return success();
 }
 
@@ -459,7 +483,7 @@ static LogicalResult compileToDirectory() {
   pipelineOptions.maskPolicy = maskPolicy;
   pipelineOptions.streaming = streamingSwitch == Switch::On;
   pipelineOptions.accumulateGemms = accumulateSwitch == Switch::On;
-  pipelineOptions.selectLayouts = selectLayoutsSwitch == Switch::On;
+  pipelineOptions = withLayoutPolicy(pipelineOptions, layoutPolicy);
   // The selection prices on the report's target; a bad --target is reported
   // before anything is compiled.
   if (!targetOption.empty()) {

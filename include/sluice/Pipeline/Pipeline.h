@@ -43,6 +43,12 @@ struct PipelineOptions {
   /// Choose intermediate layouts and GEMM mappings from the cost model
   /// (--sluice-select-layouts); false keeps the builder's layouts.
   bool selectLayouts = true;
+  /// In training, legalize the forward's contractions before autodiff, so
+  /// that the forward saves their operands in the layouts the GEMMs read.
+  /// False keeps every saved tensor in its canonical order (the backward
+  /// relayouts its own copies): with selectLayouts off, the "all canonical
+  /// row-major" policy (docs/Layout.md).
+  bool legalizeBeforeAutodiff = true;
   /// The target the selection prices on; empty: the module's default.
   std::string layoutTarget;
   /// Streaming (online-softmax) kernels for contraction-softmax-contraction

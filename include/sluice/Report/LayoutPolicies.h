@@ -1,10 +1,13 @@
 //===- LayoutPolicies.h - selected vs fixed layouts -------------*- C++ -*-===//
 //
 // What the same layer moves and takes under each layout policy: the layouts
-// the selection chose (docs/Layout.md, "Global layout selection") and the
+// the selection chose (docs/Layout.md, "Global layout selection"), the
 // builder's layouts (`--select-layouts=off`, the fixed policy before the
-// selection). report.json's "layout_policies" and report.md's "Layout
-// policies" table show them side by side.
+// selection) and all canonical row-major (`--select-layouts=canonical`:
+// the builder's order for every tensor, the saved ones too, with relayouts
+// only right before the GEMMs that need them). report.json's
+// "layout_policies" and report.md's "Layout policies" table show them side
+// by side.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,7 +26,7 @@ namespace mlir::sluice {
 
 /// One layout policy's totals.
 struct LayoutPolicySummary {
-  /// "selected" or "builder".
+  /// "selected", "builder" or "canonical".
   std::string policy;
   /// What the policy is, for report.md.
   std::string description;

@@ -2,9 +2,10 @@
 
 usage: check_layout_policies.py SLUICEC SPEC WORKDIR [sluicec options...]
 
-Runs `sluicec SPEC` with --select-layouts=on and =off (plus the options).
-Both reports must list the same two policies ("selected", "builder") with
-the same numbers, "compiled" true for the policy the run used; each
+Runs `sluicec SPEC` with --select-layouts=on, =off and =canonical (plus the
+options). Every report must list the same three policies ("selected",
+"builder", "canonical") with the same numbers, "compiled" true for the
+policy the run used; each
 policy's bytes (per phase and in total), baseline, reduction and relayout
 kernels must equal what the report of the run compiled with that policy
 says in its totals and kernels, and its predicted times those of that
@@ -23,8 +24,9 @@ def fail(message):
     sys.exit(1)
 
 
+SWITCHES = {"selected": "on", "builder": "off", "canonical": "canonical"}
 reports = {}
-for switch in ("on", "off"):
+for switch in SWITCHES.values():
     out = f"{workdir}/{switch}"
     subprocess.run([sluicec, spec, "-o", out, "--quiet",
                     f"--select-layouts={switch}", *options], check=True)
@@ -32,10 +34,10 @@ for switch in ("on", "off"):
 
 policies = {switch: report.get("layout_policies") for switch, report in reports.items()}
 for switch, listed in policies.items():
-    if not listed or [p["policy"] for p in listed] != ["selected", "builder"]:
-        fail(f"--select-layouts={switch}: expected policies selected, builder; got {listed}")
+    if not listed or [p["policy"] for p in listed] != list(SWITCHES):
+        fail(f"--select-layouts={switch}: expected policies {list(SWITCHES)}; got {listed}")
     compiled = {p["policy"]: p["compiled"] for p in listed}
-    want = {"selected": switch == "on", "builder": switch == "off"}
+    want = {policy: value == switch for policy, value in SWITCHES.items()}
     if compiled != want:
         fail(f"--select-layouts={switch}: compiled flags {compiled}, expected {want}")
 
@@ -44,10 +46,11 @@ def strip(policy):
     return {k: v for k, v in policy.items() if k != "compiled"}
 
 
-if [strip(p) for p in policies["on"]] != [strip(p) for p in policies["off"]]:
-    fail("the two runs disagree on the policies' numbers")
+for switch in SWITCHES.values():
+    if [strip(p) for p in policies[switch]] != [strip(p) for p in policies["on"]]:
+        fail(f"the --select-layouts={switch} and =on runs disagree on the policies' numbers")
 
-for policy, switch in (("selected", "on"), ("builder", "off")):
+for policy, switch in SWITCHES.items():
     entry = next(p for p in policies["on"] if p["policy"] == policy)
     totals = reports[switch]["totals"]
     expected = {
