@@ -110,8 +110,9 @@ GemmShape chargedGemmShape(const GemmMapping &mapping,
 /// Reorders `problem`'s terms to keep the solver's frontier narrow: each
 /// step takes the term that adds the fewest variables to the frontier minus
 /// the ones it reads for the last time (ties: program order). Any order is
-/// exact; this one keeps the DP's states few.
-void orderTerms(FactoredProblem &problem) {
+/// exact; this one keeps the DP's states few. Returns each term's old index,
+/// by its new one.
+std::vector<unsigned> orderTerms(FactoredProblem &problem) {
   std::vector<unsigned> remainingUses(problem.numChoices.size(), 0);
   for (const FactoredProblem::Term &term : problem.terms)
     for (unsigned var : term.vars)
@@ -119,6 +120,7 @@ void orderTerms(FactoredProblem &problem) {
   std::vector<bool> open(problem.numChoices.size(), false);
   std::vector<bool> taken(problem.terms.size(), false);
   std::vector<FactoredProblem::Term> ordered;
+  std::vector<unsigned> oldIndex;
   while (ordered.size() < problem.terms.size()) {
     int best = -1, bestScore = 0;
     for (size_t t = 0; t < problem.terms.size(); ++t) {
@@ -137,8 +139,10 @@ void orderTerms(FactoredProblem &problem) {
       open[var] = --remainingUses[var] > 0;
     }
     ordered.push_back(std::move(problem.terms[best]));
+    oldIndex.push_back(best);
   }
   problem.terms = std::move(ordered);
+  return oldIndex;
 }
 
 /// Builds the problem of one graph.
@@ -158,8 +162,9 @@ private:
   int variableOf(Value value);
   /// The price of contraction `kind` (0: as written, 1 and 2: its lhs and
   /// rhs gradients) of the current term in layouts `types`.
-  double gemmSeconds(const std::array<NamedTensorType, 3> &types,
-                     unsigned kind);
+  /// `relayouted`, if given, tells whether no mapping runs it as is.
+  double gemmSeconds(const std::array<NamedTensorType, 3> &types, unsigned kind,
+                     bool *relayouted = nullptr);
   double mappedGemmSeconds(const std::array<NamedTensorType, 3> &types);
   double relayoutedGemmSeconds(const std::array<NamedTensorType, 3> &types,
                                unsigned kind);
@@ -179,7 +184,8 @@ private:
   llvm::DenseMap<unsigned, unsigned> variableOfRoot;
   LayoutSelection selection;
   using TypeTriple = std::tuple<Type, Type, Type>;
-  llvm::DenseMap<TypeTriple, double> gemmCache, mappedCache, biasCache;
+  llvm::DenseMap<TypeTriple, double> mappedCache, biasCache;
+  llvm::DenseMap<TypeTriple, std::pair<double, bool>> gemmCache;
   /// planRelayouts by what it depends on: the mask, the kept types and the
   /// relayouted operands' innermost dimensions, for the current term (whose
   /// three contractions are classified as `dims`).
@@ -342,16 +348,19 @@ double SelectionBuilder::relayoutedGemmSeconds(
 
 double
 SelectionBuilder::gemmSeconds(const std::array<NamedTensorType, 3> &types,
-                              unsigned kind) {
+                              unsigned kind, bool *relayouted) {
   auto key = std::make_tuple(Type(types[0]), Type(types[1]), Type(types[2]));
   auto cached = gemmCache.find(key);
-  if (cached != gemmCache.end())
-    return cached->second;
-  double seconds = mappedGemmSeconds(types);
-  if (seconds >= kInfeasibleSeconds)
-    seconds = relayoutedGemmSeconds(types, kind);
-  gemmCache[key] = seconds;
-  return seconds;
+  if (cached == gemmCache.end()) {
+    double seconds = mappedGemmSeconds(types);
+    bool needsRelayout = seconds >= kInfeasibleSeconds;
+    if (needsRelayout)
+      seconds = relayoutedGemmSeconds(types, kind);
+    cached = gemmCache.try_emplace(key, seconds, needsRelayout).first;
+  }
+  if (relayouted)
+    *relayouted = cached->second.second;
+  return cached->second.first;
 }
 
 void SelectionBuilder::addContractionTerm(ContractOp contract) {
@@ -391,6 +400,9 @@ void SelectionBuilder::addContractionTerm(ContractOp contract) {
   auto gradient = [](NamedTensorType a, NamedTensorType b, NamedTensorType c) {
     return std::array<NamedTensorType, 3>{a, b, c};
   };
+  ContractionTerm info;
+  info.contract = contract;
+  info.term = selection.problem.terms.size();
   std::array<NamedTensorType, 3> current = {typesOf[0][0], typesOf[1][0],
                                             typesOf[2][0]};
   dims = {classifyContraction(current[0], current[1], current[2]),
@@ -403,15 +415,23 @@ void SelectionBuilder::addContractionTerm(ContractOp contract) {
     std::array<NamedTensorType, 3> types;
     for (unsigned role = 0; role < 3; ++role)
       types[role] = typesOf[role][slot[role] < 0 ? 0 : choice[slot[role]]];
-    double seconds = gemmSeconds(types, 0);
-    if (bias)
-      seconds += biasSeconds(types, bias);
     // The gradients: d lhs = contract(d result, rhs), d rhs =
     // contract(lhs, d result), the cotangents in their primals' layouts.
+    std::array<std::array<NamedTensorType, 3>, 3> gemms = {
+        types, gradient(types[2], types[1], types[0]),
+        gradient(types[0], types[2], types[1])};
+    std::array<bool, 3> relayouted = {false, false, false};
+    double seconds = gemmSeconds(gemms[0], 0, &relayouted[0]);
+    if (bias)
+      seconds += biasSeconds(types, bias);
     if (options.backward)
-      seconds += gemmSeconds(gradient(types[2], types[1], types[0]), 1) +
-                 gemmSeconds(gradient(types[0], types[2], types[1]), 2);
+      seconds += gemmSeconds(gemms[1], 1, &relayouted[1]) +
+                 gemmSeconds(gemms[2], 2, &relayouted[2]);
     term.costs.push_back(seconds);
+    uint8_t relayouts = 0;
+    for (unsigned kind = 0; kind < 3; ++kind)
+      relayouts |= relayouted[kind] << kind;
+    info.relayouts.push_back(relayouts);
     int digit = static_cast<int>(choice.size()) - 1;
     for (; digit >= 0; --digit) {
       if (++choice[digit] <
@@ -423,6 +443,7 @@ void SelectionBuilder::addContractionTerm(ContractOp contract) {
       break;
   }
   selection.problem.terms.push_back(std::move(term));
+  selection.contractions.push_back(std::move(info));
 }
 
 void SelectionBuilder::addReductionTerm(Operation *op,
@@ -468,7 +489,12 @@ LayoutSelection SelectionBuilder::build(GraphOp graph) {
     if (!dims.empty() && !readsStreamedScores(&op))
       addReductionTerm(&op, dims);
   }
-  orderTerms(selection.problem);
+  std::vector<unsigned> oldIndex = orderTerms(selection.problem);
+  std::vector<unsigned> newIndex(oldIndex.size());
+  for (auto [position, old] : llvm::enumerate(oldIndex))
+    newIndex[old] = position;
+  for (ContractionTerm &info : selection.contractions)
+    info.term = newIndex[info.term];
   return std::move(selection);
 }
 

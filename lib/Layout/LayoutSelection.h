@@ -21,6 +21,8 @@
 #include "sluice/Analysis/LayoutSolver.h"
 #include "sluice/Analysis/Target.h"
 
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace mlir::sluice {
@@ -33,12 +35,46 @@ struct LayoutClass {
   std::vector<SmallVector<StringAttr>> candidates;
 };
 
+/// The GEMMs a contraction's term prices: as written, and in training its
+/// lhs and rhs gradients (`d lhs = contract(d result, rhs)`, `d rhs =
+/// contract(lhs, d result)`).
+enum class TermGemm : unsigned { Forward = 0, GradLhs = 1, GradRhs = 2 };
+
+/// A contraction's term in the problem.
+struct ContractionTerm {
+  ContractOp contract;
+  /// Its index in `problem.terms`.
+  unsigned term = 0;
+  /// For each assignment of the term's variables (`costs`' order), the
+  /// GEMMs that need a relayout (bit `TermGemm`): no mapping runs them in
+  /// those layouts, so --sluice-legalize-contractions will insert one.
+  std::vector<uint8_t> relayouts;
+};
+
 /// A graph's selection problem: `problem.numChoices[v]` is
 /// `classes[v].candidates.size()`.
 struct LayoutSelection {
   std::vector<LayoutClass> classes;
   FactoredProblem problem;
+  std::vector<ContractionTerm> contractions;
 };
+
+/// A relayout the chosen layouts keep, and the evidence that keeping it is
+/// the model's optimum: the objective of the selection against that of the
+/// best selection whose layouts let this GEMM run without a relayout.
+struct KeptRelayout {
+  /// The contraction's report name and which of its GEMMs needs it.
+  std::string contraction;
+  TermGemm gemm = TermGemm::Forward;
+  /// The selection's objective (seconds on the target).
+  double selectedSeconds = 0;
+  /// The best objective without this relayout; none when no layouts of the
+  /// classes the GEMM reads and writes let it run without one.
+  std::optional<double> withoutSeconds;
+};
+
+/// "forward", "grad_lhs" or "grad_rhs".
+StringRef stringifyTermGemm(TermGemm gemm);
 
 /// Options of the model the problem is built from.
 struct LayoutSelectionOptions {
@@ -58,6 +94,11 @@ struct LayoutSelectionOptions {
 /// Builds the selection problem of the top level of `graph` on `target`.
 LayoutSelection buildLayoutSelection(GraphOp graph, const GpuTarget &target,
                                      const LayoutSelectionOptions &options);
+
+/// The relayouts `solution` keeps, each with the best selection that avoids
+/// it (the problem re-solved with the layouts that need it forbidden).
+std::vector<KeptRelayout> explainKeptRelayouts(const LayoutSelection &selection,
+                                               const LayoutSolution &solution);
 
 /// Rewrites the type of every member of every class to its chosen layout.
 /// Returns the number of tensors whose layout changed.

@@ -42,6 +42,31 @@ llvm::Expected<GpuTarget> targetFor(GraphOp graph, StringRef option) {
   return builtinTarget(name);
 }
 
+/// Sets `graph`'s kKeptRelayoutsAttrName to `kept` (removes it when empty).
+void recordKeptRelayouts(GraphOp graph, ArrayRef<KeptRelayout> kept) {
+  Builder builder(graph.getContext());
+  SmallVector<Attribute> entries;
+  for (const KeptRelayout &relayout : kept) {
+    SmallVector<NamedAttribute> fields = {
+        builder.getNamedAttr("contraction",
+                             builder.getStringAttr(relayout.contraction)),
+        builder.getNamedAttr(
+            "gemm", builder.getStringAttr(stringifyTermGemm(relayout.gemm))),
+        builder.getNamedAttr(
+            "selected_seconds",
+            builder.getF64FloatAttr(relayout.selectedSeconds))};
+    if (relayout.withoutSeconds)
+      fields.push_back(builder.getNamedAttr(
+          "without_seconds",
+          builder.getF64FloatAttr(*relayout.withoutSeconds)));
+    entries.push_back(builder.getDictionaryAttr(fields));
+  }
+  if (entries.empty())
+    graph->removeAttr(kKeptRelayoutsAttrName);
+  else
+    graph->setAttr(kKeptRelayoutsAttrName, builder.getArrayAttr(entries));
+}
+
 struct SelectLayoutsPass
     : mlir::sluice::impl::SluiceSelectLayoutsBase<SelectLayoutsPass> {
   using SluiceSelectLayoutsBase::SluiceSelectLayoutsBase;
@@ -67,6 +92,7 @@ struct SelectLayoutsPass
     }
     if (checkExhaustive && failed(checkAgainstExhaustive(selection, *solution)))
       return signalPassFailure();
+    recordKeptRelayouts(graph, explainKeptRelayouts(selection, *solution));
     unsigned changed = applyLayoutSelection(selection, solution->choice);
     if (remark)
       graph.emitRemark() << "layout selection on " << gpu->name << ": "

@@ -1,5 +1,6 @@
 //===- JsonReport.cpp - report.json ---------------------------------------===//
 
+#include "KeptRelayoutReport.h"
 #include "LayoutPolicyReport.h"
 #include "PredictionReport.h"
 
@@ -148,6 +149,7 @@ std::string mlir::sluice::renderJsonReport(const ModuleCounts &counts,
     report["prediction"] = predictionToJson(*context.prediction);
   if (!context.layoutPolicies.empty())
     report["layout_policies"] = layoutPoliciesToJson(context.layoutPolicies);
+  report["kept_relayouts"] = keptRelayoutsToJson(context.keptRelayouts);
   if (const MemoryPlan *plan = context.memoryPlan) {
     json arena = json::array();
     for (const ArenaBuffer &buffer : plan->buffers)

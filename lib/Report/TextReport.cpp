@@ -1,5 +1,6 @@
 //===- TextReport.cpp - report.md and the summary table -------------------===//
 
+#include "KeptRelayoutReport.h"
 #include "LayoutPolicyReport.h"
 #include "PredictionReport.h"
 
@@ -248,5 +249,6 @@ std::string mlir::sluice::renderMarkdownReport(const ModuleCounts &counts,
     os << renderPredictionMarkdown(*context.prediction);
   if (!context.layoutPolicies.empty())
     os << renderLayoutPoliciesMarkdown(context.layoutPolicies);
+  os << renderKeptRelayoutsMarkdown(context.keptRelayouts);
   return text;
 }

@@ -316,6 +316,8 @@ static LogicalResult collectReportInputs(const Compilation &compilation,
   context.inputPath = inputPath;
   context.spec = compilation.spec;
   context.memoryPlan = compilation.getMemoryPlan();
+  context.keptRelayouts =
+      collectKeptRelayouts(*compilation.module, compilation.counts);
   if (compilation.spec)
     context.name = compilation.spec->name;
   else if (auto graphs = (*compilation.module).getOps<GraphOp>();

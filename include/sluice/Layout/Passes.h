@@ -13,6 +13,13 @@
 
 namespace mlir::sluice {
 
+/// The graph attribute in which `--sluice-select-layouts` records every
+/// relayout its layouts keep, with the evidence that keeping it is the
+/// model's optimum: an array of {contraction, gemm ("forward", "grad_lhs",
+/// "grad_rhs"), selected_seconds, without_seconds (absent: no layouts avoid
+/// it)}. The report shows it (docs/Report.md, "kept_relayouts").
+inline constexpr const char kKeptRelayoutsAttrName[] = "sluice.kept_relayouts";
+
 /// Registers `--sluice-select-layouts` (for sluice-opt and plugins).
 void registerLayoutPasses();
 

@@ -13,6 +13,7 @@
 #include "sluice/Analysis/ModuleCost.h"
 #include "sluice/Analysis/Target.h"
 #include "sluice/Codegen/MemoryPlan.h"
+#include "sluice/Report/KeptRelayouts.h"
 #include "sluice/Report/LayoutPolicies.h"
 #include "sluice/Spec/LayerSpec.h"
 
@@ -42,6 +43,9 @@ struct ReportContext {
   const ModulePrediction *prediction = nullptr;
   /// The layer under each layout policy (LayoutPolicies.h), when compared.
   std::vector<LayoutPolicySummary> layoutPolicies;
+  /// The relayouts in the module's kernels and why they stay
+  /// (KeptRelayouts.h).
+  std::vector<KeptRelayoutEvidence> keptRelayouts;
 };
 
 /// report.json: {name, input, spec?, ops: [...], totals: {...}}.
