@@ -155,6 +155,10 @@ def cu_kernels(text):
     for m in re.finditer(r"\b(\w+)(?:<false>\))?<<<(\d+), (\d+)", text):
         if m.group(1) in info:
             info[m.group(1)]["grid"] = int(m.group(2))
+    # A column reduction's first stage: dim3(column tiles, row chunks).
+    for m in re.finditer(r"\b(\w+)<<<dim3\((\d+), (\d+)\)", text):
+        if m.group(1) in info:
+            info[m.group(1)]["grid"] = int(m.group(2)) * int(m.group(3))
     return info
 
 

@@ -81,7 +81,8 @@ def Exec_ComputeTypeAttr : EnumAttr<Exec_Dialect, Exec_ComputeType, "compute"> {
 
 def Exec_ScheduleMode : I32EnumAttr<"ScheduleMode", "how a kernel's iteration space spreads over the grid", [
     I32EnumAttrCase<"elementwise", 0>,
-    I32EnumAttrCase<"row_block", 1>]> {
+    I32EnumAttrCase<"row_block", 1>,
+    I32EnumAttrCase<"column_block", 2>]> {
   let cppNamespace = "::mlir::sluice::exec";
   let genSpecializedAttr = 0;
 }
@@ -112,6 +113,15 @@ def Exec_ScheduleAttr : AttrDef<Exec_Dialect, "Schedule"> {
     through shared memory). `outer` and `inner` name the dims in iteration
     order; the last inner dim is the vector dim.
 
+    `column_block` (CUDA column reductions, docs/Codegen.md "Column
+    reductions"): a two-stage reduction over the `inner` dims (rows) for
+    each point of the `outer` dims (columns). Stage 1 runs on a grid of
+    `grid` column tiles x `row_chunks` row chunks, blocks of
+    `threads / rows` columns (threadIdx.x) x `rows` rows (threadIdx.y);
+    stage 2 (the kernel `<name>_total`) on `grid` blocks of
+    `threads / rows` threads. `row_chunks` and `rows` are 0 (and not
+    printed) for the other modes.
+
     ```mlir
     #sluice_exec.schedule<mode = row_block, reduction = warp, grid = 6,
         threads = 32, vector = 4, elements_per_thread = 4,
@@ -126,7 +136,9 @@ def Exec_ScheduleAttr : AttrDef<Exec_Dialect, "Schedule"> {
     "int64_t":$vector,
     "int64_t":$elements_per_thread,
     "ArrayAttr":$outer,
-    "ArrayAttr":$inner);
+    "ArrayAttr":$inner,
+    DefaultValuedParameter<"int64_t", "0">:$row_chunks,
+    DefaultValuedParameter<"int64_t", "0">:$rows);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

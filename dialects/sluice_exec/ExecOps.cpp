@@ -37,7 +37,8 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    ReductionStrategy reduction, int64_t grid,
                                    int64_t threads, int64_t vector,
                                    int64_t elementsPerThread, ArrayAttr outer,
-                                   ArrayAttr inner) {
+                                   ArrayAttr inner, int64_t rowChunks,
+                                   int64_t rows) {
   for (auto [what, value] : {std::pair<StringRef, int64_t>{"grid", grid},
                              {"threads", threads},
                              {"vector", vector},
@@ -52,6 +53,15 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       (reduction != ReductionStrategy::none || !outer.empty()))
     return emitError() << "an elementwise schedule has no outer dims and no "
                           "reduction";
+  bool columns = mode == ScheduleMode::column_block;
+  if (columns && (rowChunks < 1 || rows < 1 || threads % rows))
+    return emitError() << "a column_block schedule has row_chunks >= 1 and "
+                          "rows >= 1 dividing threads; got row_chunks = "
+                       << rowChunks << ", rows = " << rows
+                       << ", threads = " << threads;
+  if (!columns && (rowChunks || rows))
+    return emitError() << "only a column_block schedule has row_chunks and "
+                          "rows";
   if (inner.empty() || !llvm::all_of(outer, llvm::IsaPred<StringAttr>) ||
       !llvm::all_of(inner, llvm::IsaPred<StringAttr>))
     return emitError() << "schedule dims must be names, with at least one "

@@ -128,7 +128,7 @@ LogicalResult mlir::sluice::target::printLaunchHeading(
 
 LogicalResult
 mlir::sluice::target::printLaunchArguments(raw_indented_ostream &os,
-                                           exec::LaunchOp op) {
+                                           exec::LaunchOp op, StringRef extra) {
   os << "(";
   auto print = [&](ValueRange pointers, ArrayAttr types,
                    StringRef qualifier) -> LogicalResult {
@@ -145,7 +145,7 @@ mlir::sluice::target::printLaunchArguments(raw_indented_ostream &os,
   if (failed(print(op.getInputs(), op.getInputTypes(), "const ")) ||
       failed(print(op.getOutputs(), op.getOutputTypes(), "")))
     return failure();
-  os << "args->seed);\n";
+  os << "args->seed" << (extra.empty() ? "" : ", ") << extra << ");\n";
   return success();
 }
 

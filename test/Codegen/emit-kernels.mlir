@@ -45,8 +45,12 @@
 // CUDA: const float v{{[0-9]+}}_0 = sluice_mul_rcp(v{{[0-9]+}}_a0, v{{[0-9]+}}_a1);
 // CUDA-LABEL: sluice_kernel_2_transpose(
 // CUDA: for (int64_t g = (int64_t)blockIdx.x * 256 + threadIdx.x; g < 240LL; g += (int64_t)gridDim.x * 256)
-// The bias-gradient result of d_w1 runs as a generated reduction over (b, j).
+// The bias-gradient result of d_w1 runs as a generated reduction over (b, j):
+// a column reduction (u contiguous), its 6 rows one chunk
+// (emit-column-reduction.mlir has the details).
 // CUDA-LABEL: sluice_kernel_3_d_w1_bgrad(
+// CUDA: partials[((int64_t)0 + blockIdx.y) * 16LL + o] = total0;
+// CUDA-LABEL: sluice_kernel_3_d_w1_bgrad_total(
 // The scratch region: the plan's buffers, then the cuBLASLt workspace.
 // CUDA-LABEL: static int sluice_fused_init(
 // CUDA: return sluice_fail(ctx, SLUICE_ERROR_ARGUMENT, "%s: the scratch buffer has %llu bytes; this module needs [[#SCRATCH:]] (sluice_scratch_bytes)"
@@ -63,7 +67,8 @@
 // CUDA: SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_desc_0, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias))
 // CUDA: SLUICE_CHECK_CUBLAS(cublasLtMatmul(ctx->lt, ctx->lt_desc_0, &alpha, args->w1, ctx->lt_a_0, args->x, ctx->lt_b_0, &beta, args->h, ctx->lt_c_0, args->h, ctx->lt_c_0, algo, ctx->workspace, ctx->workspace_bytes, stream)
 // CUDA: cublasGemmStridedBatchedEx(ctx->blas, CUBLAS_OP_N, CUBLAS_OP_T, 40, 16, 6, &alpha, args->x, CUDA_R_32F, 40, 0LL, args->dy, CUDA_R_32F, 16, 0LL, &beta, args->dw, CUDA_R_32F, 40, 0LL, 1, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)
-// CUDA: sluice_kernel_3_d_w1_bgrad<<<16, 32, 0, stream>>>((const float *)(args->dy), (float *)(args->db), args->seed);
+// CUDA: sluice_kernel_3_d_w1_bgrad<<<dim3(1, 1), dim3(32, 8), 0, stream>>>((const float *)(args->dy), (float *)(args->db), args->seed, (float *)ctx->workspace);
+// CUDA: sluice_kernel_3_d_w1_bgrad_total<<<1, 32, 0, stream>>>((const float *)(args->dy), (float *)(args->db), args->seed, (float *)ctx->workspace);
 // CUDA-LABEL: extern "C" int sluice_num_phases(void) { return 1; }
 // CUDA: {"y", 0, 3, sluice_dims_0_6, 1},
 // CUDA: extern "C" int sluice_abi_version(void) { return SLUICE_ABI_VERSION; }

@@ -32,6 +32,12 @@ enum class ScheduleMode {
   /// One block per outer point (grid-stride over outer points); the block's
   /// threads cover the inner extent, each `elementsPerThread` points.
   RowBlock,
+  /// CUDA column reductions (chosen by the emitter, never by scheduleOps):
+  /// blocks of `columnTile` consecutive outer points (threadIdx.x) x
+  /// `rowsPerBlock` inner points (threadIdx.y) over a grid of `gridSize`
+  /// column tiles x `rowChunks` chunks of the inner points; a second
+  /// kernel sums the chunks' partials (docs/Codegen.md).
+  ColumnBlock,
 };
 
 /// How a reduction's per-thread partial results combine.
@@ -59,6 +65,10 @@ struct KernelSchedule {
   /// compile-time size of the per-thread arrays. Elementwise: vectorWidth.
   int64_t elementsPerThread = 1;
   ReductionStrategy reduction = ReductionStrategy::None;
+  /// ColumnBlock only (0 otherwise): the grid's chunks of inner points and
+  /// the threads over the inner points within a block (threadIdx.y); the
+  /// column tile is threadsPerBlock / rowsPerBlock.
+  int64_t rowChunks = 0, rowsPerBlock = 0;
 
   /// The schedule as a typed attribute (what --sluice-schedule attaches
   /// and what a sluice_exec.launch carries).

@@ -41,8 +41,10 @@ printLaunchHeading(raw_indented_ostream &os, exec::LaunchOp op,
                    function_ref<void(StringRef, int64_t)> printClear);
 
 /// The arguments of a kernel call: `((const T *)(in), ..., (T *)(out), ...,
-/// args->seed)`. Fails if a pointer cannot be printed.
-LogicalResult printLaunchArguments(raw_indented_ostream &os, exec::LaunchOp op);
+/// args->seed)`, then `extra` when not empty. Fails if a pointer cannot be
+/// printed.
+LogicalResult printLaunchArguments(raw_indented_ostream &os, exec::LaunchOp op,
+                                   StringRef extra = {});
 
 /// Prints a streaming attention: the args struct of sluice_stream.h filled
 /// from the op, then the call of the runtime kernel of the target (`cuda`:

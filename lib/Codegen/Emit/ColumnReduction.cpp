@@ -1,14 +1,31 @@
-//===- ColumnReduction.cpp - CPU column reductions as blocked sums --------===//
+//===- ColumnReduction.cpp - column reductions that read rows contiguously ===//
 //
 // A reduction over dims that are not contiguous in memory (a bias gradient
-// over (b, j) of [b, j, u]) on the CPU: each task takes a block of
-// consecutive columns (outer points) and streams over the rows, a SIMD loop
-// over the block's columns accumulating one partial per column, so rows are
-// read contiguously (docs/Codegen.md).
+// over (b, j) of [b, j, u]). Both targets take blocks of consecutive columns
+// (outer points) and stream over the rows (inner points), so each row is
+// read as one contiguous run (docs/Codegen.md, "Column reductions"); one
+// point's statements and one column's totals are the same code for both.
+//
+// CPU: each task takes a block of columns, a SIMD loop over them
+// accumulating one partial per column as it streams over all the rows.
+//
+// CUDA, two stages (as Apex's layer-norm gradients do): a block takes a tile
+// of columns (threadIdx.x, so a warp reads one contiguous run of a row) and
+// a chunk of the rows (blockIdx.y; threadIdx.y strides within it); its
+// threads' f32 partials combine across threadIdx.y in shared memory into
+// one partial per (chunk, column) in the workspace; a second kernel sums
+// each column's partials in chunk order (deterministic) and computes what
+// follows the totals. A second kernel rather than the last-arriving block
+// (__threadfence and an atomic counter per tile): the counters would be
+// state that must start at zero in a scratch region which create_shared
+// lets several contexts share; the second launch costs a few microseconds
+// and keeps both stages plain.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CoreEmitter.h"
+
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::sluice;
@@ -47,9 +64,11 @@ bool CoreEmitter::endsWithOuterDims(NamedTensorType type) const {
 }
 
 bool CoreEmitter::isColumnReduction() const {
-  if (isCuda() || !isRowBlock() || !kept.empty() || s.outerDims.empty())
+  if (!isRowBlock() || !kept.empty() || s.outerDims.empty())
     return false;
-  if (s.vectorWidth != 1 && !fullTensorsContiguousInOuter())
+  // CUDA's threadIdx.x runs over the columns: only coalesced when they are
+  // contiguous in memory.
+  if ((isCuda() || s.vectorWidth != 1) && !fullTensorsContiguousInOuter())
     return false;
   bool anyReduce = false;
   for (Operation *op : group.ops) {
@@ -135,24 +154,65 @@ void CoreEmitter::emitColumnLoopHead(int64_t columns) {
      << "LL ? end - c0 : " << columns << "LL;\n";
 }
 
-LogicalResult CoreEmitter::emitColumnBlocks() {
-  int64_t columns = splitsColumnsByThread()
-                        ? std::min<int64_t>(s.outerCount, kMaxColumns)
-                        : columnBlock();
-  auto emitOuterOps = [&](bool afterReduce, StringRef indent) {
-    for (Operation *op : group.ops)
-      if (!llvm::isa<ReduceOp>(op) && domainOf(op, s) == OpDomain::Outer &&
-          (opStage.lookup(op) > 0) == afterReduce)
-        if (failed(emitOp(op, false, indent)))
-          return failure();
-    return success();
-  };
+SmallVector<ReduceOp> CoreEmitter::reduceOps() const {
   SmallVector<ReduceOp> reduces;
   for (Operation *op : group.ops)
     if (auto reduce = llvm::dyn_cast<ReduceOp>(op))
       reduces.push_back(reduce);
+  return reduces;
+}
+
+LogicalResult CoreEmitter::emitOuterOps(bool afterReduce, StringRef indent) {
+  for (Operation *op : group.ops)
+    if (!llvm::isa<ReduceOp>(op) && domainOf(op, s) == OpDomain::Outer &&
+        (opStage.lookup(op) > 0) == afterReduce)
+      if (failed(emitOp(op, false, indent)))
+        return failure();
+  return success();
+}
+
+LogicalResult CoreEmitter::emitColumnPoint(
+    llvm::function_ref<std::string(ReduceOp)> accumulator, StringRef indent) {
+  if (failed(emitOuterOps(false, indent)))
+    return failure();
+  for (Operation *op : group.ops) {
+    if (domainOf(op, s) != OpDomain::Full)
+      continue;
+    if (auto reduce = llvm::dyn_cast<ReduceOp>(op)) {
+      std::string acc = accumulator(reduce);
+      os << indent << acc << " = "
+         << (reduce.getKind() == ReduceKind::max ? "sluice_max_combine("
+                                                 : "sluice_sum_combine(")
+         << acc << ", " << use(reduce.getInput(), false) << ");\n";
+    } else if (failed(emitOp(op, false, indent))) {
+      return failure();
+    }
+  }
+  emitOutputStores(/*outer=*/false, indent);
+  return success();
+}
+
+LogicalResult
+CoreEmitter::emitColumnTotals(llvm::function_ref<std::string(ReduceOp)> total,
+                              StringRef indent) {
+  for (ReduceOp reduce : reduceOps())
+    os << indent << "const float " << valueName(reduce.getResult()) << " = "
+       << rounded(total(reduce), reduce.getResult().getType()) << ";\n";
+  if (failed(emitOuterOps(false, indent)) || failed(emitOuterOps(true, indent)))
+    return failure();
+  emitOutputStores(/*outer=*/true, indent);
+  return success();
+}
+
+LogicalResult CoreEmitter::emitColumnBlocks() {
+  int64_t columns = splitsColumnsByThread()
+                        ? std::min<int64_t>(s.outerCount, kMaxColumns)
+                        : columnBlock();
+  auto perColumn = [&](ReduceOp reduce) {
+    return "acc_" + valueName(reduce.getResult()) + "[c]";
+  };
   emitColumnLoopHead(columns);
-  for (ReduceOp reduce : reduces)
+  for (ReduceOp reduce : reduceOps())
     os << "    float acc_" << valueName(reduce.getResult()) << "[" << columns
        << "];\n"
        << "    for (int c = 0; c < width; ++c)\n"
@@ -168,37 +228,137 @@ LogicalResult CoreEmitter::emitColumnBlocks() {
      << "      for (int c = 0; c < width; ++c) {\n"
      << "        const int64_t o = c0 + c;\n";
   emitDecompose("o", s.outerDims, s.outerSizes, "        ");
-  if (failed(emitOuterOps(false, "        ")))
+  if (failed(emitColumnPoint(perColumn, "        ")))
     return failure();
-  for (Operation *op : group.ops) {
-    if (domainOf(op, s) != OpDomain::Full)
-      continue;
-    if (auto reduce = llvm::dyn_cast<ReduceOp>(op)) {
-      std::string acc = "acc_" + valueName(reduce.getResult()) + "[c]";
-      os << "        " << acc << " = "
-         << (reduce.getKind() == ReduceKind::max ? "sluice_max_combine("
-                                                 : "sluice_sum_combine(")
-         << acc << ", " << use(reduce.getInput(), false) << ");\n";
-    } else if (failed(emitOp(op, false, "        "))) {
-      return failure();
-    }
-  }
-  emitOutputStores(/*outer=*/false, "        ");
   os << "      }\n    }\n";
   // Per column: the totals, what depends on them, the outer outputs.
   os << "    for (int c = 0; c < width; ++c) {\n"
      << "      const int64_t o = c0 + c;\n";
   emitDecompose("o", s.outerDims, s.outerSizes, "      ");
-  for (ReduceOp reduce : reduces)
-    os << "      const float " << valueName(reduce.getResult()) << " = "
-       << rounded("acc_" + valueName(reduce.getResult()) + "[c]",
-                  reduce.getResult().getType())
-       << ";\n";
-  if (failed(emitOuterOps(false, "      ")) ||
-      failed(emitOuterOps(true, "      ")))
+  if (failed(emitColumnTotals(perColumn, "      ")))
     return failure();
-  emitOutputStores(/*outer=*/true, "      ");
   linearColumns = false;
   os << "    }\n  }\n" << (splitsColumnsByThread() ? "  }\n" : "") << "}\n\n";
+  return success();
+}
+
+/// CUDA: columns per block (one warp's width: a warp reads 128 contiguous
+/// bytes of an f32 row) and threads over the rows within a block.
+static constexpr int64_t kColumnTile = 32;
+static constexpr int64_t kRowsPerBlock = 8;
+/// CUDA: rows a chunk covers at least (4 per thread), so that a column's
+/// partials stay few where the columns alone fill the device.
+static constexpr int64_t kMinChunkRows = 4 * kRowsPerBlock;
+
+void mlir::sluice::emit::scheduleColumnReduction(FusedGroup &group,
+                                                 const ColumnDevice &device) {
+  CoreEmitter probe(group, EmitTarget::Cuda, llvm::nulls());
+  probe.assignStages();
+  if (!probe.isColumnReduction())
+    return;
+  KernelSchedule &s = group.schedule;
+  int64_t reduces = llvm::count_if(
+      group.ops, [](Operation *op) { return llvm::isa<ReduceOp>(op); });
+  int64_t threads = kColumnTile * kRowsPerBlock;
+  int64_t tiles = llvm::divideCeilSigned(s.outerCount, kColumnTile);
+  // Enough blocks for every SM's threads at full occupancy, as many row
+  // chunks as that needs (no more than the rows allow, nor than fit the
+  // workspace), then as few as cover the rows with that many per chunk.
+  int64_t wanted = device.smCount * (device.maxThreadsPerSm / threads);
+  int64_t chunks = std::max<int64_t>(1, llvm::divideCeilSigned(wanted, tiles));
+  chunks =
+      std::min(chunks, llvm::divideCeilSigned(s.innerCount, kMinChunkRows));
+  chunks = std::min<int64_t>(chunks, kCudaWorkspaceBytes /
+                                         (4 * reduces * s.outerCount));
+  chunks = std::min<int64_t>(chunks, 65535); // gridDim.y
+  if (chunks < 1)
+    return;
+  int64_t chunkRows = llvm::divideCeilSigned(s.innerCount, chunks);
+  s.mode = ScheduleMode::ColumnBlock;
+  s.gridSize = tiles;
+  s.rowChunks = llvm::divideCeilSigned(s.innerCount, chunkRows);
+  s.rowsPerBlock = kRowsPerBlock;
+  s.threadsPerBlock = threads;
+  s.vectorWidth = 1;
+  s.elementsPerThread = 1;
+  s.reduction = ReductionStrategy::Block;
+}
+
+LogicalResult CoreEmitter::emitColumnTiles() {
+  int64_t tile = s.threadsPerBlock / s.rowsPerBlock;
+  int64_t chunkRows = llvm::divideCeilSigned(s.innerCount, s.rowChunks);
+  std::string outer = std::to_string(s.outerCount) + "LL";
+  SmallVector<ReduceOp> reduces = reduceOps();
+  auto accumulator = [&](ReduceOp reduce) {
+    return "acc_" + valueName(reduce.getResult());
+  };
+  // Reduction k's partial of column o from row chunk `chunk`.
+  auto partial = [&](size_t k, StringRef chunk) {
+    return "partials[((int64_t)" + std::to_string(k * s.rowChunks) + " + " +
+           chunk.str() + ") * " + outer + " + o]";
+  };
+  auto combine = [](ReduceOp reduce) {
+    return reduce.getKind() == ReduceKind::max ? "sluice_max_combine("
+                                               : "sluice_sum_combine(";
+  };
+
+  // Stage 1: rows [blockIdx.y * chunkRows, +chunkRows) of the tile's
+  // columns; threadIdx.x is the column, so a warp's loads of one row are
+  // consecutive addresses.
+  emitSignature("", s.threadsPerBlock);
+  os << "  __shared__ float sluice_column_scratch[" << reduces.size() << "]["
+     << s.rowsPerBlock << "][" << tile << "];\n"
+     << "  const int64_t o = (int64_t)blockIdx.x * " << tile
+     << " + threadIdx.x;\n";
+  for (ReduceOp reduce : reduces)
+    os << "  float " << accumulator(reduce) << " = "
+       << (reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f") << ";\n";
+  os << "  if (o < " << outer << ") {\n";
+  emitDecompose("o", s.outerDims, s.outerSizes, "    ");
+  os << "    const int64_t r_begin = (int64_t)blockIdx.y * " << chunkRows
+     << "LL;\n"
+     << "    const int64_t r_end = r_begin + " << chunkRows << "LL < "
+     << s.innerCount << "LL ? r_begin + " << chunkRows
+     << "LL : " << s.innerCount << "LL;\n"
+     << "    for (int64_t r0 = r_begin + threadIdx.y; r0 < r_end; r0 += "
+     << s.rowsPerBlock << ") {\n";
+  emitDecompose("r0", s.innerDims, s.innerSizes, "      ");
+  linearColumns = true;
+  if (failed(emitColumnPoint(accumulator, "      ")))
+    return failure();
+  os << "    }\n  }\n";
+  // The block's threadIdx.y partials, combined in a fixed order.
+  for (auto [k, reduce] : llvm::enumerate(reduces))
+    os << "  sluice_column_scratch[" << k
+       << "][threadIdx.y][threadIdx.x] = " << accumulator(reduce) << ";\n";
+  os << "  __syncthreads();\n"
+     << "  if (threadIdx.y == 0 && o < " << outer << ") {\n";
+  for (auto [k, reduce] : llvm::enumerate(reduces))
+    os << "    float total" << k << " = sluice_column_scratch[" << k
+       << "][0][threadIdx.x];\n"
+       << "    for (int y = 1; y < " << s.rowsPerBlock << "; ++y)\n"
+       << "      total" << k << " = " << combine(reduce) << "total" << k
+       << ", sluice_column_scratch[" << k << "][y][threadIdx.x]);\n"
+       << "    " << partial(k, "blockIdx.y") << " = total" << k << ";\n";
+  os << "  }\n}\n\n";
+
+  // Stage 2: each column's partials in chunk order, then the column.
+  emitSignature("_total", tile);
+  os << "  const int64_t o = (int64_t)blockIdx.x * " << tile
+     << " + threadIdx.x;\n"
+     << "  if (o >= " << outer << ")\n    return;\n";
+  emitDecompose("o", s.outerDims, s.outerSizes, "  ");
+  // (Unrolled 4 deep, not fully: a full unroll keeps every chunk's load
+  // in flight, 64 registers for three reductions of 33 chunks.)
+  for (auto [k, reduce] : llvm::enumerate(reduces))
+    os << "  float " << accumulator(reduce) << " = " << partial(k, "0") << ";\n"
+       << "  #pragma unroll 4\n"
+       << "  for (int c = 1; c < " << s.rowChunks << "; ++c)\n"
+       << "    " << accumulator(reduce) << " = " << combine(reduce)
+       << accumulator(reduce) << ", " << partial(k, "c") << ");\n";
+  if (failed(emitColumnTotals(accumulator, "  ")))
+    return failure();
+  linearColumns = false;
+  os << "}\n\n";
   return success();
 }

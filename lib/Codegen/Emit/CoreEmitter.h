@@ -13,6 +13,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <set>
@@ -29,6 +30,14 @@ public:
                         ? group.schedule.vectorWidth
                         : cpuVectorWidth(group.schedule)) {}
   LogicalResult emit();
+  /// A row-block schedule whose reductions run over dims that are not
+  /// contiguous in memory (a bias gradient over (b, j) of [b, j, u]) and
+  /// where every full-domain op runs in stage 0, with every tensor over the
+  /// whole iteration space contiguous along the last outer dim (on the CPU
+  /// that is only asked of vectorized schedules). Then columns are blocked
+  /// instead of rows: emitColumnBlocks (CPU) or a ColumnBlock schedule
+  /// (CUDA: scheduleColumnReduction, emitColumnTiles). Needs assignStages.
+  bool isColumnReduction() const;
   /// The stage of every member op (after the reductions it needs), the
   /// stage each value is available in, and the values kept in per-thread
   /// arrays across stages.
@@ -150,12 +159,6 @@ private:
                      ArrayRef<int64_t> sizes, StringRef indent);
   /// The per-point body of stage `stage` for one vector group.
   LogicalResult emitGroupBody(unsigned stage, StringRef indent);
-  /// CPU: a reduction over dims that are not contiguous in memory (a bias
-  /// gradient over (b, j) of [b, j, u]) where every full-domain op runs in
-  /// stage 0: the schedule does not vectorize, or every tensor over the
-  /// whole iteration space is contiguous along the last outer dim. Then
-  /// columns are blocked instead: see emitColumnBlocks.
-  bool isColumnReduction() const;
   /// True if `type`'s last dims are the (two or more) outer dims in order:
   /// in a column loop its offset then uses the column `o` directly.
   bool endsWithOuterDims(NamedTensorType type) const;
@@ -181,6 +184,29 @@ private:
   /// Philox call per four columns (emitDrawWords; the masks are then in
   /// columnFourWide and read by emitOp with `c`).
   void emitColumnDraws(int64_t columns, StringRef indent);
+  /// The group's reductions, in program order.
+  SmallVector<ReduceOp> reduceOps() const;
+  /// The outer-domain ops (not reductions) that run before the reductions
+  /// finish (`afterReduce` false) or after them.
+  LogicalResult emitOuterOps(bool afterReduce, StringRef indent);
+  /// One point (a row and column `o`) of a column reduction: the outer ops
+  /// needed before the totals, the full-domain ops, each reduction's input
+  /// combined into `accumulator(reduce)`, the full-domain outputs stored.
+  LogicalResult
+  emitColumnPoint(llvm::function_ref<std::string(ReduceOp)> accumulator,
+                  StringRef indent);
+  /// One column `o` of a column reduction after its rows: each reduction's
+  /// result, `total(reduce)` rounded once to its type, then the outer ops
+  /// and the outer outputs.
+  LogicalResult
+  emitColumnTotals(llvm::function_ref<std::string(ReduceOp)> total,
+                   StringRef indent);
+  /// CUDA column reductions in two stages (a ColumnBlock schedule): the
+  /// kernel accumulates each thread's rows of its column, combines the
+  /// block's threadIdx.y partials in shared memory and writes one f32
+  /// partial per (row chunk, column) to `partials`; `<name>_total` sums
+  /// each column's partials in chunk order and finishes the column.
+  LogicalResult emitColumnTiles();
   /// CPU column reductions as blocked partial sums: each task takes a block
   /// of consecutive outer points (columns) and streams over the rows
   /// (inner points), a SIMD loop over the block's columns accumulating one
@@ -190,8 +216,10 @@ private:
   /// domain, each at its offset (no vector loop).
   void emitOutputStores(bool outer, StringRef indent);
   /// The kernel's signature up to its opening brace: inputs, outputs, the
-  /// dropout seed (CUDA: the Aligned variant and __restrict__).
-  void emitSignature();
+  /// dropout seed (CUDA: the Aligned variant, __restrict__, `threads` as
+  /// the launch bound, and for a ColumnBlock schedule the `partials`
+  /// workspace); the function's name is the group's with `suffix`.
+  void emitSignature(StringRef suffix, int64_t threads);
   /// Element-wise schedules: every thread takes `vectorWidth` contiguous
   /// points per step.
   LogicalResult emitElementwise();

@@ -49,6 +49,26 @@ FailureOr<FusedGroup> makeFusedGroup(StringRef name, StringRef description,
                                      ArrayRef<Operation *> ops,
                                      ArrayRef<Value> outputs);
 
+/// Bytes of a CUDA context's cuBLASLt workspace (`ctx->workspace`, in the
+/// scratch region). Column reductions keep their partial sums there between
+/// their two kernels: on the one stream no GEMM runs in between.
+constexpr uint64_t kCudaWorkspaceBytes = uint64_t(32) << 20;
+
+/// The GPU a CUDA module's column reductions are sized for.
+struct ColumnDevice {
+  int64_t smCount = 0;
+  /// Resident threads per SM at full occupancy.
+  int64_t maxThreadsPerSm = 0;
+};
+
+/// CUDA: gives `group` a ColumnBlock schedule (ColumnReduction.cpp) when its
+/// reductions run over dims that are not contiguous in memory and every
+/// tensor over the whole iteration space is contiguous along the last outer
+/// dim (CoreEmitter::isColumnReduction); enough row chunks to fill
+/// `device`, the partials fitting kCudaWorkspaceBytes. Leaves any other
+/// group's schedule as it is.
+void scheduleColumnReduction(FusedGroup &group, const ColumnDevice &device);
+
 /// The kernel function of `group` (a __global__ function or a host one).
 LogicalResult emitFusedKernel(const FusedGroup &group, EmitTarget target,
                               llvm::raw_ostream &os);

@@ -403,7 +403,7 @@ void CoreEmitter::emitOutputStores(bool outer, StringRef indent) {
   }
 }
 
-void CoreEmitter::emitSignature() {
+void CoreEmitter::emitSignature(StringRef suffix, int64_t threads) {
   // CUDA: a kernel with vector groups has an aligned and an element-access
   // variant (the launcher picks one); parameters are __restrict__ when no
   // two of them overlap.
@@ -411,27 +411,32 @@ void CoreEmitter::emitSignature() {
   if (isCuda()) {
     if (s.vectorWidth > 1)
       os << "template <bool Aligned>\n";
-    os << "__global__ void __launch_bounds__(" << s.threadsPerBlock << ") ";
+    os << "__global__ void __launch_bounds__(" << threads << ") ";
     if (group.disjointPointers)
       pointer = " *__restrict__ ";
   } else {
     os << "static void ";
   }
-  os << group.name << "(";
+  os << group.name << suffix << "(";
   for (auto [index, input] : llvm::enumerate(group.inputs))
     os << "const " << parameterType(input, group.inputPacked[index]) << pointer
        << inputName(index) << ", ";
   for (auto [index, output] : llvm::enumerate(group.outputs))
     os << parameterType(output, group.outputPacked[index]) << pointer << "out"
        << index << ", ";
-  os << "uint64_t seed) {\n";
+  os << "uint64_t seed"
+     << (s.mode == ScheduleMode::ColumnBlock ? ", float *__restrict__ partials"
+                                             : "")
+     << ") {\n";
   os << "  (void)seed;\n";
 }
 
 LogicalResult CoreEmitter::emit() {
   assignStages();
-  emitSignature();
-  if (isColumnReduction())
+  if (s.mode == ScheduleMode::ColumnBlock)
+    return emitColumnTiles();
+  emitSignature("", s.threadsPerBlock);
+  if (!isCuda() && isColumnReduction())
     return emitColumnBlocks();
   return isRowBlock() ? emitRowBlocks() : emitElementwise();
 }
@@ -577,11 +582,18 @@ void CoreEmitter::emitTotals(ArrayRef<ReduceOp> reduces) {
 LogicalResult mlir::sluice::emit::emitFusedKernel(const FusedGroup &group,
                                                   EmitTarget target,
                                                   llvm::raw_ostream &os) {
+  const KernelSchedule &s = group.schedule;
   os << "// " << group.description << ": "
-     << (group.schedule.mode == ScheduleMode::Elementwise ? "element-wise"
-                                                          : "row blocks")
-     << ", " << group.schedule.threadsPerBlock << " threads, vector "
-     << group.schedule.vectorWidth << "\n";
+     << (s.mode == ScheduleMode::Elementwise ? "element-wise"
+         : s.mode == ScheduleMode::RowBlock  ? "row blocks"
+                                             : "column blocks")
+     << ", " << s.threadsPerBlock << " threads";
+  if (s.mode == ScheduleMode::ColumnBlock)
+    os << " (" << s.threadsPerBlock / s.rowsPerBlock << " columns x "
+       << s.rowsPerBlock << " rows), " << s.gridSize << " column tiles x "
+       << s.rowChunks << " row chunks, partials summed by " << group.name
+       << "_total";
+  os << ", vector " << s.vectorWidth << "\n";
   std::string body;
   llvm::raw_string_ostream bodyStream(body);
   CoreEmitter emitter(group, target, bodyStream);

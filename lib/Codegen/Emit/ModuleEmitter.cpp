@@ -16,6 +16,7 @@
 
 #include "dialects/sluice/SluiceBuilders.h"
 
+#include "sluice/Analysis/Target.h"
 #include "sluice/Target/Translate.h"
 
 #include "mlir/IR/Verifier.h"
@@ -161,6 +162,17 @@ FailureOr<Value> ModuleEmitter::addressOf(Value value, Operation *user) {
             "an arena buffer in the memory plan";
 }
 
+ColumnDevice ModuleEmitter::columnDevice() const {
+  StringRef arch = cudaArch;
+  if (arch.empty())
+    if (auto attr = module->getAttrOfType<StringAttr>("sluice.target"))
+      arch = attr.getValue();
+  // A built-in target always parses.
+  GpuTarget gpu = llvm::cantFail(
+      builtinTarget(defaultTargetForArch(arch).value_or("h100")));
+  return ColumnDevice{gpu.smCount, gpu.maxThreadsPerSm};
+}
+
 LogicalResult ModuleEmitter::lowerFused(KernelOp kernel) {
   SmallVector<Operation *> ops;
   for (Operation &op : kernel.getBlock().without_terminator()) {
@@ -201,6 +213,8 @@ LogicalResult ModuleEmitter::lowerFused(KernelOp kernel) {
       packedValues.insert(result);
   }
   setDisjointPointers(*group, inputs, outputs);
+  if (isCuda())
+    scheduleColumnReduction(*group, columnDevice());
   if (failed(emitFusedKernel(*group, target, kernels)))
     return failure();
   buildLaunch(execBuilder, *group, inputs, outputs);
@@ -297,6 +311,8 @@ ModuleEmitter::lowerLeftover(KernelOp kernel, StringRef what,
     group->inputPacked[inputs.size() - 1] = packedValues.contains(outer);
   }
   setDisjointPointers(*group, inputs, outputPointers);
+  if (isCuda())
+    scheduleColumnReduction(*group, columnDevice());
   if (failed(emitFusedKernel(*group, target, kernels)))
     return failure();
   buildLaunch(execBuilder, *group, inputs, outputPointers);

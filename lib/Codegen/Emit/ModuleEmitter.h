@@ -64,6 +64,10 @@ private:
   LogicalResult lower();
   LogicalResult lowerPhase(GraphOp graph, bool backward);
   LogicalResult lowerFused(KernelOp kernel);
+  /// The GPU whose SMs a column reduction's grid fills: the built-in target
+  /// of the architecture compiled for (`cudaArch`, else the module's
+  /// `sluice.target`; sm_80 -> a100, sm_90 -> h100), h100 without one.
+  ColumnDevice columnDevice() const;
   LogicalResult lowerGemm(KernelOp kernel);
   /// The beta of a GEMM kernel's call; copies its accumulator into C first
   /// unless the memory plan stored the sum there.

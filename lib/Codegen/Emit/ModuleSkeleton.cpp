@@ -66,7 +66,7 @@ ModuleEmitter::ScratchLayout ModuleEmitter::scratchLayout() const {
       plan->scratchBytes + llvm::alignTo(gemmProductBytes, plan->alignment);
   if (isCuda()) {
     layout.workspaceOffset = end;
-    layout.workspaceBytes = uint64_t(32) << 20;
+    layout.workspaceBytes = kCudaWorkspaceBytes;
     end += layout.workspaceBytes;
   }
   layout.totalBytes = end;

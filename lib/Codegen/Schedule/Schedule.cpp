@@ -239,10 +239,12 @@ exec::ScheduleAttr KernelSchedule::toAttr(MLIRContext *context) const {
       reduction == ReductionStrategy::Warp    ? exec::ReductionStrategy::warp
       : reduction == ReductionStrategy::Block ? exec::ReductionStrategy::block
                                               : exec::ReductionStrategy::none;
-  return exec::ScheduleAttr::get(
-      context,
+  exec::ScheduleMode execMode =
       mode == ScheduleMode::Elementwise ? exec::ScheduleMode::elementwise
-                                        : exec::ScheduleMode::row_block,
-      strategy, gridSize, threadsPerBlock, vectorWidth, elementsPerThread,
-      strings(outerDims), strings(innerDims));
+      : mode == ScheduleMode::RowBlock  ? exec::ScheduleMode::row_block
+                                        : exec::ScheduleMode::column_block;
+  return exec::ScheduleAttr::get(context, execMode, strategy, gridSize,
+                                 threadsPerBlock, vectorWidth,
+                                 elementsPerThread, strings(outerDims),
+                                 strings(innerDims), rowChunks, rowsPerBlock);
 }

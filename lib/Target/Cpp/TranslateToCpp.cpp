@@ -52,6 +52,10 @@ LogicalResult printOperation(HostEmitter &emitter, exec::GemmOp op) {
 }
 
 LogicalResult printOperation(HostEmitter &emitter, exec::LaunchOp op) {
+  if (op.getSchedule().getMode() == exec::ScheduleMode::column_block)
+    return op.emitOpError()
+           << "has a column_block schedule, which only the CUDA printer "
+              "launches (two kernels and a workspace)";
   raw_indented_ostream &os = emitter.body();
   if (failed(printLaunchHeading(os, op, [&](StringRef pointer, int64_t bytes) {
         os << "memset((void *)(" << pointer << "), 0, " << bytes << "ULL);\n";

@@ -223,6 +223,25 @@ LogicalResult printOperation(HostEmitter &emitter, exec::LaunchOp op) {
            << op.getLabel() << "\");\n";
       })))
     return failure();
+  exec::ScheduleAttr schedule = op.getSchedule();
+  if (schedule.getMode() == exec::ScheduleMode::column_block) {
+    // Two stages: column tiles x row chunks write their partials to the
+    // context's workspace (the cuBLASLt one: no GEMM runs in between on
+    // the stream); <kernel>_total sums each column's partials.
+    int64_t tile = schedule.getThreads() / schedule.getRows();
+    os << op.getKernel() << "<<<dim3(" << schedule.getGrid() << ", "
+       << schedule.getRowChunks() << "), dim3(" << tile << ", "
+       << schedule.getRows() << "), 0, stream>>>";
+    if (failed(printLaunchArguments(os, op, "(float *)ctx->workspace")))
+      return failure();
+    os << "SLUICE_CHECK_LAUNCH(\"" << op.getLabel() << "\");\n"
+       << op.getKernel() << "_total<<<" << schedule.getGrid() << ", " << tile
+       << ", 0, stream>>>";
+    if (failed(printLaunchArguments(os, op, "(float *)ctx->workspace")))
+      return failure();
+    os << "SLUICE_CHECK_LAUNCH(\"" << op.getLabel() << " (column totals)\");\n";
+    return success();
+  }
   // A kernel with vector accesses comes in two variants; the launch picks
   // the aligned one once, here, when every (non-packed) pointer is 16-byte
   // aligned.

@@ -20,6 +20,14 @@
 // CHECK-NEXT: // kernel 'k2' (fused: transpose)
 // CHECK-NEXT: sluice_kernel_2_k2<<<1, 256, 0, stream>>>((const float *)((ctx->arena + 0ULL)), (float *)(args->z), args->seed);
 // CHECK-NEXT: SLUICE_CHECK_LAUNCH("kernel 'k2' (fused: transpose)");
+// A column reduction: its first stage on column tiles x row chunks with
+// blocks of (threads / rows) x rows, then its totals kernel; both get the
+// context's workspace for the partials.
+// CHECK-NEXT: // kernel 'k3' (fused: d_b)
+// CHECK-NEXT: sluice_kernel_3_k3<<<dim3(2, 40), dim3(32, 8), 0, stream>>>((const float *)((ctx->arena + 0ULL)), (float *)(args->z), args->seed, (float *)ctx->workspace);
+// CHECK-NEXT: SLUICE_CHECK_LAUNCH("kernel 'k3' (fused: d_b)");
+// CHECK-NEXT: sluice_kernel_3_k3_total<<<2, 32, 0, stream>>>((const float *)((ctx->arena + 0ULL)), (float *)(args->z), args->seed, (float *)ctx->workspace);
+// CHECK-NEXT: SLUICE_CHECK_LAUNCH("kernel 'k3' (fused: d_b) (column totals)");
 // CHECK-NOT: SLUICE
 sluice_exec.entry @tiny_forward {
   %x = sluice_exec.arg "x"
@@ -42,4 +50,10 @@ sluice_exec.entry @tiny_forward {
       {input_types = [f32], output_types = [f32],
        clear_bytes = array<i64: 0>,
        label = "kernel 'k2' (fused: transpose)"}
+  sluice_exec.launch @sluice_kernel_3_k3
+      schedule <mode = column_block, reduction = block, grid = 2, threads = 256, vector = 1, elements_per_thread = 1, outer = ["u"], inner = ["b", "j"], row_chunks = 40, rows = 8>
+      (%t) -> (%z)
+      {input_types = [f32], output_types = [f32],
+       clear_bytes = array<i64: 0>,
+       label = "kernel 'k3' (fused: d_b)"}
 }
