@@ -2,9 +2,12 @@
 //
 // module_timer LIB [--iterations N] [--warmup W] [--seed S] [--copy-bytes B]
 //              [--time-limit SECONDS] [--clock wall|cpu]
+//              [--init fan-in|uniform]
 //
 // Opens a module compiled by `sluicec --compile` (dlopen, generic entry
-// points only), fills its inputs with small random values, and runs
+// points only), fills its inputs with random values (--init: fan-in, the
+// default, scales them as a framework initializes a layer; uniform draws
+// U(-0.5, 0.5) for all), and runs
 // forward then backward (training) N times, as the ABI allows (one forward,
 // then its backward, per context). Prints one JSON object: per phase the
 // median / min / max milliseconds, and, when the module exports the optional
@@ -111,20 +114,49 @@ uint16_t toBFloat(float f) {
   return static_cast<uint16_t>(bits >> 16);
 }
 
-/// Host bytes of `count` random values in [-0.5, 0.5) of `dtype` (a scale
-/// like "1 + small" for layer-norm scales keeps every phase well scaled).
-std::vector<uint8_t> randomBytes(int64_t count, int dtype, const char *name,
-                                 std::mt19937 &rng) {
-  std::uniform_real_distribution<float> uniform(-0.5f, 0.5f);
-  bool scale = std::strstr(name, "scale") != nullptr;
-  int width = dtype == 0 ? 4 : 2;
+/// How module inputs are filled (--init).
+enum class Init {
+  /// As a framework initializes a layer (torch_layer_timer.py's PyTorch
+  /// layer): rank-2 inputs are [out, in] weights, U(-1/sqrt(in),
+  /// 1/sqrt(in)) as torch.nn.Linear's default; rank-1 inputs are biases
+  /// and layer-norm parameters, U(-0.05, 0.05) (scales 1 + that);
+  /// activations and gradients (rank >= 3) N(0, 0.5^2) as the torch
+  /// timer's x and dy. Pre-activations then stay O(1), as in training.
+  FanIn,
+  /// Every value U(-0.5, 0.5) (scales 1 + that), whatever its fan-in: the
+  /// earlier default. Weights of a 1024-wide layer then give
+  /// pre-activations near 8 and attention scores in the hundreds, whose
+  /// exponentials are subnormal (microcoded on some CPUs), so memory-bound
+  /// kernels are timed on inputs no training run sees.
+  Uniform,
+};
+
+/// Host bytes of the `count` values of input `info` in `dtype`, drawn as
+/// `init` says.
+std::vector<uint8_t> randomBytes(int64_t count, const TensorInfo &info,
+                                 Init init, std::mt19937 &rng) {
+  bool scale = std::strstr(info.name, "scale") != nullptr;
+  float bound = 0.5f;
+  std::normal_distribution<float> normal(0.0f, 0.5f);
+  bool useNormal = false;
+  if (init == Init::FanIn) {
+    if (info.rank == 2 && info.dims[1] > 0)
+      bound = 1.0f / std::sqrt(static_cast<float>(info.dims[1]));
+    else if (info.rank <= 1)
+      bound = 0.05f;
+    else
+      useNormal = true;
+  }
+  std::uniform_real_distribution<float> uniform(-bound, bound);
+  int width = info.dtype == 0 ? 4 : 2;
   std::vector<uint8_t> bytes(count * width);
   for (int64_t i = 0; i < count; ++i) {
-    float value = uniform(rng) + (scale ? 1.0f : 0.0f);
-    if (dtype == 0) {
+    float value =
+        (useNormal ? normal(rng) : uniform(rng)) + (scale ? 1.0f : 0.0f);
+    if (info.dtype == 0) {
       std::memcpy(&bytes[i * 4], &value, 4);
     } else {
-      uint16_t half = dtype == 1 ? toHalf(value) : toBFloat(value);
+      uint16_t half = info.dtype == 1 ? toHalf(value) : toBFloat(value);
       std::memcpy(&bytes[i * 2], &half, 2);
     }
   }
@@ -270,12 +302,13 @@ std::string jsonString(const std::string &text) {
 int main(int argc, char **argv) {
   if (argc < 2)
     die("usage: module_timer LIB [--iterations N] [--warmup W] [--seed S] "
-        "[--clock wall|cpu] "
+        "[--clock wall|cpu] [--init fan-in|uniform] "
         "[--copy-bytes B] [--time-limit SECONDS]");
   const char *path = argv[1];
   int iterations = 20, warmup = 3;
   uint64_t seed = 1, copyBytes = 0;
   double timeLimit = 0; // seconds, 0: none
+  Init init = Init::FanIn;
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
     if (i + 1 >= argc)
@@ -290,13 +323,17 @@ int main(int argc, char **argv) {
       copyBytes = std::strtoull(argv[++i], nullptr, 10);
     else if (arg == "--time-limit")
       timeLimit = std::atof(argv[++i]);
-    else if (arg == "--clock") {
+    else if (arg == "--init") {
+      std::string name = argv[++i];
+      if (name != "fan-in" && name != "uniform")
+        die("--init must be 'fan-in' or 'uniform', not '" + name + "'");
+      init = name == "fan-in" ? Init::FanIn : Init::Uniform;
+    } else if (arg == "--clock") {
       std::string clock = argv[++i];
       if (clock != "wall" && clock != "cpu")
         die("--clock must be 'wall' or 'cpu', not '" + clock + "'");
       useCpuTime = clock == "cpu";
-    }
-    else
+    } else
       die("unknown option '" + arg + "'");
   }
   if (iterations < 1 || warmup < 0)
@@ -339,7 +376,7 @@ int main(int argc, char **argv) {
         std::vector<uint8_t> host =
             info->is_output
                 ? std::vector<uint8_t>(count * (info->dtype == 0 ? 4 : 2), 0)
-                : randomBytes(count, info->dtype, info->name, rng);
+                : randomBytes(count, *info, init, rng);
         boundaryBytes += host.size();
         if (info->is_output)
           outputs.push_back({info->name, info->dtype, host.size()});
@@ -496,8 +533,9 @@ int main(int argc, char **argv) {
               median(totals), timeLimited ? "true" : "false",
               static_cast<unsigned long long>(copyBytes));
   std::printf("\"clock\": \"%s\", \"copy_threads\": %d, \"copy_gbs\": %.1f, "
-              "\"nonfinite_outputs\": [",
-              useCpuTime ? "cpu" : "wall", copyThreads(), copyGBs);
+              "\"init\": \"%s\", \"nonfinite_outputs\": [",
+              useCpuTime ? "cpu" : "wall", copyThreads(), copyGBs,
+              init == Init::FanIn ? "fan-in" : "uniform");
   for (size_t i = 0; i < nonfinite.size(); ++i)
     std::printf("%s%s", i ? ", " : "", jsonString(nonfinite[i]).c_str());
   std::printf("]}\n");
