@@ -27,13 +27,16 @@
 #   defaults: build, 10, 3. SLUICE_BENCH_LAYERS="bert gpt2" picks layers.
 #   sluicec options in SLUICE_BENCH_FLAGS (default --cpu-arch=native:
 #   sluicec's defaults otherwise, streaming attention included;
-#   docs/Codegen.md).
+#   docs/Codegen.md). SLUICE_BENCH_INIT=uniform fills the Sluice module's
+#   inputs with U(-0.5, 0.5) instead of the default fan-in scaling that
+#   matches the PyTorch layer's initialization (module_timer --init).
 # Run it under `nice -n -5` on a shared machine and quote medians.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$(cd "${1:-$root/build}" && pwd)"
 iterations="${2:-10}"
 rounds="${3:-3}"
+init="${SLUICE_BENCH_INIT:-fan-in}"
 layers="${SLUICE_BENCH_LAYERS:-bert gpt2}"
 # Built and run here, so -march=native unless told otherwise.
 read -r -a extra_flags <<<"${SLUICE_BENCH_FLAGS:---cpu-arch=native}"
@@ -101,7 +104,8 @@ for layer in $layers; do
     for threads in 1 2; do
       export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
       "$work/module_timer" "$work/$layer-on/lib${name}_cpu.so" \
-        --iterations "$iterations" > "$work/$layer-sluice-t$threads-r$round.json"
+        --iterations "$iterations" --init "$init" \
+        > "$work/$layer-sluice-t$threads-r$round.json"
       "$python" "$root/benchmarks/torch_layer_timer.py" "$work/$layer.json" \
         --iterations "$iterations" --threads "$threads" \
         > "$work/$layer-torch-t$threads-r$round.json"
@@ -119,6 +123,7 @@ for layer in $layers; do
       for variant in prof off; do
         "$work/module_timer" "$work/$layer-$variant-$clock/lib${name}_cpu.so" \
           --iterations "$iterations" --copy-bytes $((16 << 20)) --clock $clock \
+          --init "$init" \
           > "$work/$layer-$variant-t$threads-r$round.json"
       done
     done
