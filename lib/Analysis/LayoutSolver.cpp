@@ -21,27 +21,26 @@ using namespace mlir::sluice;
 namespace {
 constexpr unsigned kUnassigned = std::numeric_limits<unsigned>::max();
 
-/// The index of `choice` (restricted to `vars`) into a term's cost table.
-size_t costIndex(const FactoredProblem &problem,
-                 const FactoredProblem::Term &term,
-                 const std::vector<unsigned> &choice) {
-  size_t index = 0;
-  for (unsigned var : term.vars)
-    index = index * problem.numChoices[var] + choice[var];
-  return index;
-}
-
 struct State {
   double cost = 0;
   std::vector<unsigned> choice;
 };
 } // namespace
 
+size_t mlir::sluice::termCostIndex(const FactoredProblem &problem,
+                                   const FactoredProblem::Term &term,
+                                   const std::vector<unsigned> &choice) {
+  size_t index = 0;
+  for (unsigned var : term.vars)
+    index = index * problem.numChoices[var] + choice[var];
+  return index;
+}
+
 double mlir::sluice::evaluate(const FactoredProblem &problem,
                               const std::vector<unsigned> &choice) {
   double total = 0;
   for (const FactoredProblem::Term &term : problem.terms)
-    total += term.costs[costIndex(problem, term, choice)];
+    total += term.costs[termCostIndex(problem, term, choice)];
   return total;
 }
 
@@ -102,7 +101,7 @@ mlir::sluice::solveExact(const FactoredProblem &problem, uint64_t maxStates) {
       solution.states += states.size();
     }
     for (State &state : states)
-      state.cost += term.costs[costIndex(problem, term, state.choice)];
+      state.cost += term.costs[termCostIndex(problem, term, state.choice)];
     // Variables read for the last time leave the frontier.
     frontier.erase(std::remove_if(frontier.begin(), frontier.end(),
                                   [&](unsigned var) { return lastUse[var] == t; }),

@@ -32,16 +32,6 @@ StringRef mlir::sluice::stringifyTermGemm(TermGemm gemm) {
   llvm_unreachable("unknown TermGemm");
 }
 
-/// The index of `choice`'s assignment of `term`'s variables in its costs.
-static size_t assignmentOf(const FactoredProblem &problem,
-                           const FactoredProblem::Term &term,
-                           const std::vector<unsigned> &choice) {
-  size_t index = 0;
-  for (unsigned var : term.vars)
-    index = index * problem.numChoices[var] + choice[var];
-  return index;
-}
-
 std::vector<KeptRelayout>
 mlir::sluice::explainKeptRelayouts(const LayoutSelection &selection,
                                    const LayoutSolution &solution) {
@@ -50,7 +40,7 @@ mlir::sluice::explainKeptRelayouts(const LayoutSelection &selection,
   for (const ContractionTerm &info : selection.contractions) {
     const FactoredProblem::Term &term = selection.problem.terms[info.term];
     uint8_t chosen =
-        info.relayouts[assignmentOf(selection.problem, term, solution.choice)];
+        info.relayouts[termCostIndex(selection.problem, term, solution.choice)];
     for (unsigned kind = 0; kind < 3; ++kind) {
       if (!(chosen & (1u << kind)))
         continue;

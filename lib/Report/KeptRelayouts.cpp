@@ -3,6 +3,7 @@
 #include "sluice/Report/KeptRelayouts.h"
 
 #include "KeptRelayoutReport.h"
+#include "PredictionReport.h"
 
 #include "dialects/sluice/SluiceOps.h"
 #include "sluice/Layout/Passes.h"
@@ -63,10 +64,6 @@ readRecords(ModuleOp module) {
   return records;
 }
 
-double microseconds(double seconds) {
-  return std::round(seconds * 1e8) / 100.0;
-}
-
 } // namespace
 
 std::vector<KeptRelayoutEvidence>
@@ -113,10 +110,11 @@ json mlir::sluice::keptRelayoutsToJson(
     } else {
       entry["evidence"] =
           evidence.withoutSeconds ? "optimum" : "no_alternative";
-      entry["selected_us"] = microseconds(evidence.selectedSeconds);
-      entry["without_us"] = evidence.withoutSeconds
-                                ? json(microseconds(*evidence.withoutSeconds))
-                                : json(nullptr);
+      entry["selected_us"] = roundedMicroseconds(evidence.selectedSeconds);
+      entry["without_us"] =
+          evidence.withoutSeconds
+              ? json(roundedMicroseconds(*evidence.withoutSeconds))
+              : json(nullptr);
     }
     array.push_back(std::move(entry));
   }

@@ -14,6 +14,7 @@
 #ifndef SLUICE_ANALYSIS_LAYOUTSOLVER_H
 #define SLUICE_ANALYSIS_LAYOUTSOLVER_H
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -41,6 +42,11 @@ struct LayoutSolution {
   /// DP states created (a measure of the frontier's width).
   uint64_t states = 0;
 };
+
+/// The index into `term.costs` of `choice` (restricted to term.vars).
+size_t termCostIndex(const FactoredProblem &problem,
+                     const FactoredProblem::Term &term,
+                     const std::vector<unsigned> &choice);
 
 /// The sum of the terms' costs at `choice`.
 double evaluate(const FactoredProblem &problem,
