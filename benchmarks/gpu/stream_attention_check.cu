@@ -6,7 +6,9 @@
 // dropout 0 or 0.1 (the same Philox draws on both sides), sequence lengths
 // that are not multiples of the tiles, batch dims interleaved with the rows
 // as in BERT's [b, seq, h, p] layout, multi-query cases (one K/V head
-// shared by every query head), with the tiles of sm_80 and sm_90.
+// shared by every query head), with the tiles of sm_80 and sm_90, the
+// backward given D = rowsum(dO * O) and computing it from O itself (the
+// fusion pass's default).
 //
 // Prints one line per case ("ok" or "FAIL", the largest error of O, LSE,
 // dQ, dK, dV relative to max(1, max |cpu|)) and exits 1 if any case fails.
@@ -15,9 +17,10 @@
 // tiles of the device's architecture, on the shapes of the paper's layers
 // and longer causal ones (timeAll): one line per shape,
 //   time TYPE b=B h=H l=L d=D causal=C dropout=P fwd_ms=F bwd_ms=G
-// (medians of CUDA-event times; the backward is the dQ/dK/dV kernels, not
-// the row dot D = rowsum(dO * O), which the emitted module computes in the
-// kernel before). benchmarks/gpu/attention_torch.py times PyTorch's
+// (medians of CUDA-event times; bwd_ms is the dQ/dK/dV kernels computing
+// the row dot D = rowsum(dO * O) from O, as the emitted modules run them
+// and as PyTorch's backward includes it; bwd_given_d_ms the same kernels
+// reading a given D). benchmarks/gpu/attention_torch.py times PyTorch's
 // scaled_dot_product_attention on the same lines.
 //
 // Built by benchmarks/gpu/prepare.sh into gpu-kit/bin; test/Runtime
@@ -147,17 +150,23 @@ cudaError_t launchBackward(const sluice_stream_bwd_args &args) {
 
 /// Runs the CUDA kernels with the tiles of ARCH on the device buffers of
 /// `fwd` / `bwd` and compares them with the C++ results in the host copies;
-/// prints the case's line. The backward reads the C++ LSE, so it is checked
-/// on its own.
+/// prints the case's line. The backward reads the C++ LSE and O, so it is
+/// checked on its own; with `fromO` it computes D from that O (bwd.o set)
+/// rather than reading bwd.d.
 template <typename T, int ARCH, int HD>
 bool onGpu(const char *type, const Case &c, double tolerance,
-           const sluice_stream_fwd_args &fwd, const sluice_stream_bwd_args &bwd,
-           Buffer<T> &o, Buffer<float> &lse, Buffer<T> &dq, Buffer<T> &dk,
-           Buffer<T> &dv) {
+           const sluice_stream_fwd_args &fwd, sluice_stream_bwd_args bwd,
+           bool fromO, Buffer<T> &o, Buffer<float> &lse, Buffer<T> &dq,
+           Buffer<T> &dk, Buffer<T> &dv) {
   cudaError_t status = launchForward<T, ARCH, HD>(fwd);
   std::vector<T> gpuO = o.download();
   std::vector<float> gpuLse = lse.download();
   lse.upload();
+  o.upload();
+  if (fromO) {
+    bwd.o = fwd.o;
+    bwd.d.data = nullptr;
+  }
   if (status == cudaSuccess)
     status = launchBackward<T, ARCH, HD>(bwd);
   if (status == cudaSuccess)
@@ -170,13 +179,12 @@ bool onGpu(const char *type, const Case &c, double tolerance,
   for (double e : errors)
     ok = ok && e <= tolerance;
   printf("%s sm_%d tiles, %s hd=%d b=%lld h=%lld m=%lld n=%lld d=%lld "
-         "causal=%d dropout=%g mq=%d: O %.2e LSE %.2e dQ %.2e dK %.2e dV "
-         "%.2e%s%s\n",
+         "causal=%d dropout=%g mq=%d D=%s: O %.2e LSE %.2e dQ %.2e dK %.2e "
+         "dV %.2e%s%s\n",
          ok ? "ok  " : "FAIL", ARCH, type, HD, (long long)c.b, (long long)c.h,
          (long long)c.m, (long long)c.n, (long long)c.d, c.causal, c.dropout,
-         c.multiQuery,
-         errors[0], errors[1], errors[2], errors[3], errors[4],
-         status == cudaSuccess ? "" : " ",
+         c.multiQuery, fromO ? "from-O" : "given", errors[0], errors[1],
+         errors[2], errors[3], errors[4], status == cudaSuccess ? "" : " ",
          status == cudaSuccess ? "" : cudaGetErrorString(status));
   return ok;
 }
@@ -239,7 +247,8 @@ bool runCase(const char *type, const Case &c, double tolerance, unsigned seed) {
                                    keys(dv.host.data())};
   sluice_stream_attention_bwd_cpu<T, 64, 64>(cpuBwd);
 
-  // The CUDA kernels on the device copies (D from the host's O).
+  // The CUDA kernels on the device copies: D given (from the host's O), or
+  // computed by the kernels from O (onGpu uploads the host's O).
   sluice_stream_fwd_args gpuFwd = {p,
                                    queries(q.device),
                                    keys(k.device),
@@ -258,10 +267,11 @@ bool runCase(const char *type, const Case &c, double tolerance, unsigned seed) {
                                    keys(dv.device)};
   bool ok = true;
   for (int arch : {80, 90})
-    ok &= arch == 80 ? onGpu<T, 80, HD>(type, c, tolerance, gpuFwd, gpuBwd, o,
-                                        lse, dq, dk, dv)
-                     : onGpu<T, 90, HD>(type, c, tolerance, gpuFwd, gpuBwd, o,
-                                        lse, dq, dk, dv);
+    for (bool fromO : {false, true})
+      ok &= arch == 80 ? onGpu<T, 80, HD>(type, c, tolerance, gpuFwd, gpuBwd,
+                                          fromO, o, lse, dq, dk, dv)
+                       : onGpu<T, 90, HD>(type, c, tolerance, gpuFwd, gpuBwd,
+                                          fromO, o, lse, dq, dk, dv);
   return ok;
 }
 
@@ -348,13 +358,16 @@ void timeCase(const char *type, const Case &c, int repeats) {
       at(dk.device), at(dv.device)};
   double fwdMs =
       medianMs([&] { return launchForward<T, ARCH, HD>(fwd); }, repeats);
+  double givenMs =
+      medianMs([&] { return launchBackward<T, ARCH, HD>(bwd); }, repeats);
+  bwd.o = fwd.o; // D from O (the forward's), as the modules run it
   double bwdMs =
       medianMs([&] { return launchBackward<T, ARCH, HD>(bwd); }, repeats);
   cudaError_t status = cudaGetLastError();
   printf("time %s b=%lld h=%lld l=%lld d=%lld causal=%d dropout=%g "
-         "fwd_ms=%.4f bwd_ms=%.4f tiles=sm_%d%s%s\n",
+         "fwd_ms=%.4f bwd_ms=%.4f bwd_given_d_ms=%.4f tiles=sm_%d%s%s\n",
          type, (long long)c.b, (long long)c.h, (long long)c.m, (long long)c.d,
-         c.causal, c.dropout, fwdMs, bwdMs, ARCH,
+         c.causal, c.dropout, fwdMs, bwdMs, givenMs, ARCH,
          status == cudaSuccess ? "" : " error=",
          status == cudaSuccess ? "" : cudaGetErrorString(status));
 }

@@ -24,9 +24,10 @@
 //   (slice, query rows) streaming over key tiles; dK and dV per (key/value
 //   slice, 16 * warps keys) streaming over the query tiles of every query
 //   slice of its group (grouped-query attention sums there). Both recompute
-//   P = exp(S - LSE) and the dropout draw; D = rowsum(dO * O) comes from O
-//   (rowDot: each row's sum read from global memory where the row's LSE is
-//   read) or is an input.
+//   P = exp(S - LSE) and the dropout draw. D = rowsum(dO * O) is computed
+//   where a query tile's dO rows are loaded (loadGradRows: a warp per row,
+//   O read alongside dO, one f32 product per element) into a shared array
+//   the lanes read, or is an input.
 //
 // The host functions launch on a stream and return the launch's error;
 // the tile sizes are template arguments, picked per target by
@@ -365,28 +366,84 @@ __global__ void __launch_bounds__(32 * WARPS)
 // Backward: dQ
 //===----------------------------------------------------------------------===//
 
-/// D of query row i < m of `slice`: sum_x dO[i, x] O[i, x] in f32 when O
-/// is given (sluice_stream.h), else the given D's element.
+/// Sums a value over the 32 lanes of the warp (every lane gets the sum).
+static __device__ __forceinline__ float warpSum(float v) {
+#pragma unroll
+  for (int lanes = 16; lanes > 0; lanes >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, lanes);
+  return v;
+}
+
+/// Row 0 of a query slice's operands as the backward reads them: Q, dO,
+/// LSE, and O (to compute D) or the given D, whichever is there (the other
+/// null: no offsets on a null pointer). Made once per slice, so that a tile
+/// only adds its rows to these.
 template <typename T>
-static __device__ __forceinline__ float rowDot(const sluice_stream_bwd_args &a,
-                                               int64_t slice, int64_t i) {
-  if (!a.o.data)
-    return base<const float>(a.p, a.d, slice, i)[0];
-  const T *dO = base<const T>(a.p, a.d_o, slice, i);
-  const T *o = base<const T>(a.p, a.o, slice, i);
-  float sum = 0.0f;
-  for (int64_t x = 0; x < a.p.e; ++x)
-    sum += sluice_to_f32(dO[x * a.d_o.col_stride]) *
-           sluice_to_f32(o[x * a.o.col_stride]);
-  return sum;
+struct QuerySlice {
+  const T *q, *dO, *o;
+  const float *lse, *d;
+};
+
+template <typename T>
+static __device__ __forceinline__ QuerySlice<T>
+querySlice(const sluice_stream_bwd_args &a, int64_t slice) {
+  const bool fromO = a.o.data != nullptr;
+  return {base<const T>(a.p, a.q, slice, 0),
+          base<const T>(a.p, a.d_o, slice, 0),
+          fromO ? base<const T>(a.p, a.o, slice, 0) : nullptr,
+          base<const float>(a.p, a.lse, slice, 0),
+          fromO ? nullptr : base<const float>(a.p, a.d, slice, 0)};
+}
+
+/// Loads the dO rows of a query tile and their row term D: query rows
+/// [i0, i0 + ROWS) of `qs` (`rows` of them inside m) into sdO (row stride
+/// `ld`, zero past `rows` and e) and D into sD (0 past `rows`). Warp w
+/// takes rows [w * PER, (w + 1) * PER), its lanes along a row (one
+/// coalesced read of dO, and of O where D comes from O): D[i] = sum_x
+/// dO[i, x] O[i, x] in f32, each product once, over the very dO values the
+/// tile holds (sluice_stream.h), or the given D's element. The caller
+/// synchronizes before reading sdO or sD (a warp reading only its own rows:
+/// __syncwarp).
+template <int ROWS, int HD, int WARPS, typename T>
+static __device__ __forceinline__ void
+loadGradRows(T *sdO, int ld, float *sD, const sluice_stream_bwd_args &a,
+             const QuerySlice<T> &qs, int64_t i0, int64_t rows) {
+  constexpr int PER = (ROWS + WARPS - 1) / WARPS;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const T zero = zeroOf<T>();
+#pragma unroll 4
+  for (int k = 0; k < PER; ++k) {
+    const int r = warp * PER + k;
+    if (r >= ROWS)
+      break; // warp-uniform: the shuffles below see the whole warp
+    const int64_t i = i0 + r;
+    float sum = 0.0f;
+#pragma unroll
+    for (int c0 = 0; c0 < HD; c0 += 32) {
+      const int c = c0 + lane;
+      if (HD % 32 != 0 && c >= HD)
+        break;
+      const bool inside = r < rows && c < a.p.e;
+      const T x =
+          inside ? qs.dO[i * a.d_o.row_stride + c * a.d_o.col_stride] : zero;
+      sdO[r * ld + c] = x;
+      if (inside && qs.o)
+        sum += sluice_to_f32(x) *
+               sluice_to_f32(qs.o[i * a.o.row_stride + c * a.o.col_stride]);
+    }
+    sum = warpSum(sum);
+    if (lane == 0)
+      sD[r] = r >= rows ? 0.0f : qs.o ? sum : qs.d[i * a.d.row_stride];
+  }
 }
 
 /// Shared memory of the dQ kernel: Q and dO (16 * WARPS rows), K and V (BN
-/// rows), each HD + 8 wide; dS (16 * WARPS x BN + 8).
+/// rows), each HD + 8 wide; dS (16 * WARPS x BN + 8); D of the rows (f32).
 template <typename T, int WARPS, int BN, int HD>
 static __host__ __device__ constexpr int gradQuerySmem() {
   return align16((32 * WARPS + 2 * BN) * (HD + 8) * (int)sizeof(T)) +
-         align16(16 * WARPS * (BN + 8) * (int)sizeof(T));
+         align16(16 * WARPS * (BN + 8) * (int)sizeof(T)) +
+         align16(16 * WARPS * 4);
 }
 
 template <typename T, int WARPS, int BN, int HD>
@@ -397,8 +454,9 @@ __global__ void __launch_bounds__(32 * WARPS)
   extern __shared__ __align__(16) unsigned char smem[];
   T *sQ = reinterpret_cast<T *>(smem), *sdO = sQ + BM * LD, *sK = sdO + BM * LD,
     *sV = sK + BN * LD;
-  T *sdS =
-      reinterpret_cast<T *>(smem + align16((2 * BM + 2 * BN) * LD * sizeof(T)));
+  unsigned char *rest = smem + align16((2 * BM + 2 * BN) * LD * sizeof(T));
+  T *sdS = reinterpret_cast<T *>(rest);
+  float *sD = reinterpret_cast<float *>(rest + align16(BM * LDP * sizeof(T)));
   const sluice_stream_problem &p = a.p;
   const Place at = place<WARPS>(p, p.m);
   const int64_t slice = at.slice, i0 = at.first, rows = at.count;
@@ -406,17 +464,17 @@ __global__ void __launch_bounds__(32 * WARPS)
   const float scale = p.scale, keepScale = p.keep_scale;
   T *warpdS = sdS + warp * 16 * LDP;
 
-  loadTile<BM, HD, THREADS>(sQ, LD, base<const T>(p, a.q, slice, i0), a.q, rows,
-                            p.d);
-  loadTile<BM, HD, THREADS>(sdO, LD, base<const T>(p, a.d_o, slice, i0), a.d_o,
-                            rows, p.e);
+  const QuerySlice<T> qs = querySlice<T>(a, slice);
+  loadTile<BM, HD, THREADS>(sQ, LD, qs.q + i0 * a.q.row_stride, a.q, rows, p.d);
+  // Each warp loads its own 16 dO rows and their D: BM = 16 * WARPS.
+  loadGradRows<BM, HD, WARPS>(sdO, LD, sD, a, qs, i0, rows);
+  __syncwarp();
   float lse[2], rowDots[2];
-  const float *lseIn = base<const float>(p, a.lse, slice, 0);
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const bool inside = at.row[r] < p.m;
-    lse[r] = inside ? lseIn[at.row[r] * a.lse.row_stride] : INFINITY;
-    rowDots[r] = inside ? rowDot<T>(a, slice, at.row[r]) : 0.0f;
+    lse[r] = inside ? qs.lse[at.row[r] * a.lse.row_stride] : INFINITY;
+    rowDots[r] = sD[warp * 16 + g + 8 * r];
   }
   float dq[HD / 8][4];
   clear(dq);
@@ -497,19 +555,16 @@ __global__ void __launch_bounds__(32 * WARPS)
   clear(dv);
   for (int64_t slice = first; slice < first + group; ++slice) {
     const int64_t counter = sluice_stream_counter_offset(p, slice);
-    const float *lseIn = base<const float>(p, a.lse, slice, 0);
+    const QuerySlice<T> qs = querySlice<T>(a, slice);
     // Causal: query rows before j0 see none of these keys.
     for (int64_t i0 = p.causal ? j0 : 0; i0 < p.m; i0 += BMQ) {
       const int64_t rows = p.m - i0 < BMQ ? p.m - i0 : BMQ;
       __syncthreads(); // the previous step's readers are done
-      loadTile<BMQ, HD, THREADS>(sQ, LD, base<const T>(p, a.q, slice, i0), a.q,
-                                 rows, p.d);
-      loadTile<BMQ, HD, THREADS>(sdO, LD, base<const T>(p, a.d_o, slice, i0),
-                                 a.d_o, rows, p.e);
-      for (int r = threadIdx.x; r < BMQ; r += THREADS) {
-        sLse[r] = r < rows ? lseIn[(i0 + r) * a.lse.row_stride] : INFINITY;
-        sD[r] = r < rows ? rowDot<T>(a, slice, i0 + r) : 0.0f;
-      }
+      loadTile<BMQ, HD, THREADS>(sQ, LD, qs.q + i0 * a.q.row_stride, a.q, rows,
+                                 p.d);
+      loadGradRows<BMQ, HD, WARPS>(sdO, LD, sD, a, qs, i0, rows);
+      for (int r = threadIdx.x; r < BMQ; r += THREADS)
+        sLse[r] = r < rows ? qs.lse[(i0 + r) * a.lse.row_stride] : INFINITY;
       __syncthreads();
       float s[BMQ / 8][4], dp[BMQ / 8][4];
       // K Q^T and V dO^T.

@@ -2,11 +2,23 @@
 // architecture (ARCH = 80, 90, ...): the forward and the backward for f16,
 // bf16 and f32 at each padded head dim, with the tiles of
 // sluice_stream_cuda_tiles_for. test/Runtime/stream-cuda-*.test compile it
-// with ptxas -v and check that no kernel spills.
+// with ptxas -v and check that no kernel spills; the static_asserts check
+// that every kernel's dynamic shared memory fits one block.
 #include "sluice_stream_cuda.cuh"
 
 #ifndef ARCH
 #error "compile with -DARCH=<compute capability, e.g. 80>"
+#endif
+
+// The most dynamic shared memory a block can opt into (the CUDA
+// programming guide's table of compute capabilities): every kernel's tiles
+// must fit, else its launch fails.
+#if ARCH == 80
+#define SLUICE_SMEM_LIMIT (163 * 1024)
+#elif ARCH == 90
+#define SLUICE_SMEM_LIMIT (227 * 1024)
+#else
+#error "no per-block shared-memory limit known for this ARCH"
 #endif
 
 #define SLUICE_TILES(T, HD) sluice_stream_cuda_tiles_for(ARCH, sizeof(T), HD)
@@ -18,7 +30,25 @@
   template cudaError_t sluice_stream_attention_bwd_cuda<                       \
       T, SLUICE_TILES(T, HD).warps, SLUICE_TILES(T, HD).key_tile,              \
       SLUICE_TILES(T, HD).query_tile, SLUICE_TILES(T, HD).head_dim>(           \
-      const sluice_stream_bwd_args &, cudaStream_t);
+      const sluice_stream_bwd_args &, cudaStream_t);                           \
+  static_assert(                                                               \
+      sluice_stream_cuda::forwardSmem<T, SLUICE_TILES(T, HD).warps,            \
+                                      SLUICE_TILES(T, HD).key_tile,            \
+                                      SLUICE_TILES(T, HD).head_dim>() <=       \
+          SLUICE_SMEM_LIMIT,                                                   \
+      "forward tiles exceed the shared memory of a block");                    \
+  static_assert(                                                               \
+      sluice_stream_cuda::gradQuerySmem<T, SLUICE_TILES(T, HD).warps,          \
+                                        SLUICE_TILES(T, HD).key_tile,          \
+                                        SLUICE_TILES(T, HD).head_dim>() <=     \
+          SLUICE_SMEM_LIMIT,                                                   \
+      "dQ tiles exceed the shared memory of a block");                         \
+  static_assert(                                                               \
+      sluice_stream_cuda::gradKeySmem<T, SLUICE_TILES(T, HD).warps,            \
+                                      SLUICE_TILES(T, HD).query_tile,          \
+                                      SLUICE_TILES(T, HD).head_dim>() <=       \
+          SLUICE_SMEM_LIMIT,                                                   \
+      "dK/dV tiles exceed the shared memory of a block");
 
 #define SLUICE_INSTANTIATE_TYPE(T)                                             \
   SLUICE_INSTANTIATE(T, 32)                                                    \
