@@ -152,6 +152,34 @@ scoresAndGradients(float (&s)[NT][4], float (&dp)[NT][4], const T *a,
   warpMma<NT, HD>(dp, c, ld, d, ld, 1);
 }
 
+/// Stores two adjacent elements rounded to T (as sluice_store rounds each)
+/// in one shared-memory store: `dst` is 4-byte aligned (8 for f32).
+static __device__ __forceinline__ void storePair(sluice_f16 *dst, float lo,
+                                                 float hi) {
+  *reinterpret_cast<__half2 *>(dst) = __floats2half2_rn(lo, hi);
+}
+static __device__ __forceinline__ void storePair(sluice_bf16 *dst, float lo,
+                                                 float hi) {
+  *reinterpret_cast<__nv_bfloat162 *>(dst) = __floats2bfloat162_rn(lo, hi);
+}
+static __device__ __forceinline__ void storePair(float *dst, float lo,
+                                                 float hi) {
+  *reinterpret_cast<float2 *>(dst) = make_float2(lo, hi);
+}
+
+/// Writes the calling warp's 16x8 tile `nt` of `v` (the mma layout) into
+/// its row-major tile `dst` (row stride `ld`, even): each thread's two
+/// adjacent columns of a row in one store (no bank conflicts: the rows'
+/// padding puts the 8 rows of a store on distinct banks).
+template <typename T>
+static __device__ __forceinline__ void storeTile(T *dst, int ld, int nt,
+                                                 const float (&v)[4]) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  T *at = dst + g * ld + nt * 8 + 2 * t;
+  storePair(at, v[0], v[1]);
+  storePair(at + 8 * ld, v[2], v[3]);
+}
+
 /// Combines a row statistic over the 4 threads holding the row.
 static __device__ __forceinline__ float quadMax(float v) {
   v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
@@ -283,7 +311,7 @@ __global__ void __launch_bounds__(32 * WARPS)
   const sluice_stream_problem &p = a.p;
   const Place at = place<WARPS>(p, p.m);
   const int64_t slice = at.slice, i0 = at.first, rows = at.count;
-  const int warp = at.warp, g = at.g, t = at.t;
+  const int warp = at.warp, t = at.t;
   const float scale = p.scale, keepScale = p.keep_scale;
   T *warpP = sP + warp * 16 * LDP;
 
@@ -295,7 +323,9 @@ __global__ void __launch_bounds__(32 * WARPS)
   // Causal: keys past the block's last row are masked for all its rows.
   const int64_t end = p.causal && i0 + rows < p.n ? i0 + rows : p.n;
   for (int64_t j0 = 0; j0 < end; j0 += BN) {
-    __syncthreads(); // the previous step's readers of sK / sV are done
+    // The previous step's readers of sK / sV (and of the warp's P / dS
+    // tile, which this step overwrites) are done.
+    __syncthreads();
     loadKeys<BN, HD, THREADS>(sK, sV, p, a.k, a.v, slice, j0);
     __syncthreads();
     float s[BN / 8][4];
@@ -322,7 +352,7 @@ __global__ void __launch_bounds__(32 * WARPS)
       rowSum[r] *= rescale[r];
     }
 #pragma unroll
-    for (int nt = 0; nt < BN / 8; ++nt)
+    for (int nt = 0; nt < BN / 8; ++nt) {
 #pragma unroll
       for (int x = 0; x < 4; ++x) {
         const int r = x >> 1, c = nt * 8 + 2 * t + (x & 1);
@@ -332,8 +362,10 @@ __global__ void __launch_bounds__(32 * WARPS)
           prob = sluice_stream_keep(p, at.counter, at.row[r], j0 + c)
                      ? prob * keepScale
                      : 0.0f;
-        sluice_store(&warpP[(g + 8 * r) * LDP + c], prob);
+        s[nt][x] = prob; // the score is used
       }
+      storeTile(warpP, LDP, nt, s[nt]);
+    }
 #pragma unroll
     for (int nt = 0; nt < HD / 8; ++nt)
 #pragma unroll
@@ -341,7 +373,6 @@ __global__ void __launch_bounds__(32 * WARPS)
         acc[nt][x] *= rescale[x >> 1];
     __syncwarp();
     warpMma<HD / 8, BN>(acc, warpP, LDP, sV, 1, LD); // P V
-    __syncwarp(); // the next step's P overwrites warpP
   }
   float inverse[2];
 #pragma unroll
@@ -480,7 +511,9 @@ __global__ void __launch_bounds__(32 * WARPS)
   clear(dq);
   const int64_t end = p.causal && i0 + rows < p.n ? i0 + rows : p.n;
   for (int64_t j0 = 0; j0 < end; j0 += BN) {
-    __syncthreads(); // the previous step's readers of sK / sV are done
+    // The previous step's readers of sK / sV (and of the warp's P / dS
+    // tile, which this step overwrites) are done.
+    __syncthreads();
     loadKeys<BN, HD, THREADS>(sK, sV, p, a.k, a.v, slice, j0);
     __syncthreads();
     float s[BN / 8][4], dp[BN / 8][4];
@@ -488,7 +521,7 @@ __global__ void __launch_bounds__(32 * WARPS)
     scoresAndGradients<HD>(s, dp, sQ + warp * 16 * LD, sK, sdO + warp * 16 * LD,
                            sV, LD);
 #pragma unroll
-    for (int nt = 0; nt < BN / 8; ++nt)
+    for (int nt = 0; nt < BN / 8; ++nt) {
 #pragma unroll
       for (int x = 0; x < 4; ++x) {
         const int r = x >> 1, c = nt * 8 + 2 * t + (x & 1);
@@ -502,11 +535,12 @@ __global__ void __launch_bounds__(32 * WARPS)
                                                                    : 0.0f;
           ds = prob * (dp[nt][x] * drop - rowDots[r]);
         }
-        sluice_store(&warpdS[(g + 8 * r) * LDP + c], ds);
+        s[nt][x] = ds; // the score is used
       }
+      storeTile(warpdS, LDP, nt, s[nt]);
+    }
     __syncwarp();
     warpMma<HD / 8, BN>(dq, warpdS, LDP, sK, 1, LD); // dS K
-    __syncwarp();
   }
   const float factor[2] = {scale, scale};
   storeAcc(base<T>(p, a.dq, slice, i0 + warp * 16), a.dq, dq, factor,
@@ -545,7 +579,7 @@ __global__ void __launch_bounds__(32 * WARPS)
   // at.slice is the key/value slice; its group's query slices follow.
   const int64_t group = sluice_stream_group_size(p), first = at.slice * group;
   const int64_t j0 = at.first, keys = at.count;
-  const int warp = at.warp, g = at.g, t = at.t;
+  const int warp = at.warp, t = at.t;
   const float scale = p.scale, keepScale = p.keep_scale;
   T *warpP = sP + warp * 16 * LDQ, *warpdS = sdS + warp * 16 * LDQ;
 
@@ -571,7 +605,7 @@ __global__ void __launch_bounds__(32 * WARPS)
       scoresAndGradients<HD>(s, dp, sK + warp * 16 * LD, sQ,
                              sV + warp * 16 * LD, sdO, LD);
 #pragma unroll
-      for (int nt = 0; nt < BMQ / 8; ++nt)
+      for (int nt = 0; nt < BMQ / 8; ++nt) {
 #pragma unroll
         for (int x = 0; x < 4; ++x) {
           const int r = x >> 1, c = nt * 8 + 2 * t + (x & 1);
@@ -586,9 +620,12 @@ __global__ void __launch_bounds__(32 * WARPS)
             pd = prob * drop;
             ds = prob * (dp[nt][x] * drop - sD[c]);
           }
-          sluice_store(&warpP[(g + 8 * r) * LDQ + c], pd);
-          sluice_store(&warpdS[(g + 8 * r) * LDQ + c], ds);
+          s[nt][x] = pd; // the score and dP are used
+          dp[nt][x] = ds;
         }
+        storeTile(warpP, LDQ, nt, s[nt]);
+        storeTile(warpdS, LDQ, nt, dp[nt]);
+      }
       __syncwarp();
       warpMma<HD / 8, BMQ>(dv, warpP, LDQ, sdO, 1, LD); // P^T dO
       warpMma<HD / 8, BMQ>(dk, warpdS, LDQ, sQ, 1, LD); // dS^T Q
