@@ -153,15 +153,17 @@ float logf(float) __attribute__((simd("notinbranch")));
 // 2^-149 / 2 to 0 (subnormals in between), NaN in NaN out; erf(+-inf) = +-1,
 // erf(+-0) = +-0, tanh(+-inf) = +-1, tanh(+-0) = +-0.
 #if !defined(__CUDACC__)
-/// exp(x): x = n ln 2 + r (|r| <= ln 2 / 2, two-step Cody-Waite), Cephes'
-/// degree-6 polynomial for exp(r), then two exact power-of-two scalings
-/// (so subnormal results round once).
-static inline float sluice_expf(float x) {
-  float xc = x < -104.0f ? -104.0f : x;
-  xc = xc > 89.0f ? 89.0f : xc;
-  // n = round(x / ln 2): adding 1.5 * 2^23 rounds to an integer (|n| < 2^22).
-  float n = (xc * 0x1.715476p+0f + 0x1.8p23f) - 0x1.8p23f;
-  float r = xc - n * 0x1.63p-1f; // exact: 0x1.63p-1 has 9 bits
+/// The reduction both exp paths share: x = n ln 2 + r (|r| <= ln 2 / 2,
+/// two-step Cody-Waite) and Cephes' degree-6 polynomial for exp(r). Returns
+/// exp(r) and sets `biased` to the bits of n + 1.5 * 2^23, whose low bits
+/// hold n (|n| < 2^22): no float-to-int conversion, so a NaN x (NaN result)
+/// converts nothing out of range.
+static inline float sluice_exp_reduced(float x, uint32_t &biased) {
+  // Adding 1.5 * 2^23 rounds x / ln 2 to an integer.
+  float shifted = x * 0x1.715476p+0f + 0x1.8p23f;
+  biased = sluice_f32_to_bits(shifted);
+  float n = shifted - 0x1.8p23f;
+  float r = x - n * 0x1.63p-1f; // exact: 0x1.63p-1 has 9 bits
   r = r - n * -2.12194440e-4f;
   float z = r * r;
   float p = 1.9875691500e-4f;
@@ -170,20 +172,47 @@ static inline float sluice_expf(float x) {
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
-  p = p * z + r + 1.0f;
-  int32_t whole = (int32_t)n;
+  return p * z + r + 1.0f;
+}
+
+/// 2^n for n in [-126, 127] (a normal number).
+static inline float sluice_exp2i(int32_t n) {
+  return sluice_bits_to_f32((uint32_t)(n + 127) << 23);
+}
+
+/// n from sluice_exp_reduced's `biased`.
+static inline int32_t sluice_exp_whole(uint32_t biased) {
+  return (int32_t)(biased - 0x4b400000u);
+}
+
+/// exp(x) for x in [-87, 88] or NaN, where 2^n is a normal number: one
+/// scaling, no clamps (the callers' arguments are in range by
+/// construction: erf's in [-20, 0], tanh's in [0, 40]).
+static inline float sluice_expf_normal(float x) {
+  uint32_t biased;
+  float p = sluice_exp_reduced(x, biased);
+  return p * sluice_exp2i(sluice_exp_whole(biased));
+}
+
+/// exp(x): clamped to [-104, 89] (beyond them the result is 0 or inf
+/// anyway), then two exact power-of-two scalings, so subnormal results
+/// round once. A NaN x stays NaN through the clamps and the polynomial.
+static inline float sluice_expf(float x) {
+  float xc = x < -104.0f ? -104.0f : x;
+  xc = xc > 89.0f ? 89.0f : xc;
+  uint32_t biased;
+  float p = sluice_exp_reduced(xc, biased);
+  // 2^n = 2^h * 2^(n - h), h = floor(n / 2): both factors normal.
+  int32_t whole = sluice_exp_whole(biased);
   int32_t half = whole >> 1;
-  float scale1 = sluice_bits_to_f32((uint32_t)(half + 127) << 23);
-  float scale2 = sluice_bits_to_f32((uint32_t)(whole - half + 127) << 23);
-  float y = p * scale1 * scale2;
-  return x != x ? x + x : y;
+  return p * sluice_exp2i(half) * sluice_exp2i(whole - half);
 }
 
 /// erf(x): an odd polynomial below |x| = 0.927734375, else
 /// 1 - exp(polynomial in |x|) with x's sign (N. Juffa's minimax
 /// coefficients); both sides computed and one selected.
 static inline float sluice_erff(float a) {
-  float t = a < 0.0f ? -a : a, s = a * a;
+  float t = fabsf(a), s = a * a;
   float r = -1.72853470e-5f * t + 3.83197126e-4f;
   float u = -3.88396438e-3f * t + 2.42546219e-2f;
   r = r * s + u;
@@ -195,10 +224,11 @@ static inline float sluice_erff(float a) {
   // changes no result and keeps exp's result out of the subnormal range
   // (|x| near 10), whose arithmetic is microcoded on some CPUs (Zen 3:
   // gelu over inputs of standard deviation 10 took 3.1 instead of 1.9 ns
-  // per element).
+  // per element). r is then in [-20, 0] (never NaN for a finite or
+  // infinite x; a NaN x takes the small side), so exp needs no range
+  // handling.
   r = r < -20.0f ? -20.0f : r;
-  float large = 1.0f - sluice_expf(r);
-  large = a < 0.0f ? -large : large;
+  float large = copysignf(1.0f - sluice_expf_normal(r), a);
   float q = -5.96761703e-4f;
   q = q * s + 4.99119423e-3f;
   q = q * s + -2.67681349e-2f;
@@ -213,14 +243,14 @@ static inline float sluice_erff(float a) {
 /// below it x + x^3 P(x^2) (P of degree 4 fitted to tanh's relative error,
 /// 0.15 ulp in exact arithmetic); tanh(+-0) = +-0.
 static inline float sluice_tanhf(float x) {
-  float t = x < 0.0f ? -x : x;
+  float t = fabsf(x);
   // From |x| = 20 on, 2 / (exp(2|x|) + 1) < 2^-25 and the result rounds to
   // +-1 either way: exp(40) keeps exp out of its overflow path, which is
   // microcoded on some CPUs (Zen 3: tanh over inputs of standard deviation
-  // 100 took 2.4 instead of 1.45 ns per element). NaN stays NaN.
-  float e = sluice_expf(t > 20.0f ? 40.0f : t + t);
-  float large = 1.0f - 2.0f / (e + 1.0f);
-  large = x < 0.0f ? -large : large;
+  // 100 took 2.4 instead of 1.45 ns per element). NaN stays NaN. The
+  // argument is in [0, 40] or NaN, so exp needs no range handling.
+  float e = sluice_expf_normal(t > 20.0f ? 40.0f : t + t);
+  float large = copysignf(1.0f - 2.0f / (e + 1.0f), x);
   float s = x * x;
   float p = -0x1.75e1a8p-8f;
   p = p * s + 0x1.522692p-6f;
