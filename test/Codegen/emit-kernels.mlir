@@ -77,7 +77,8 @@
 
 // The CPU: OpenMP over the outer points, the inner extent as one loop of
 // SIMD groups (8 points: the largest of 32, 16, 8 dividing i = 40), each
-// lane summing its own partial; the lanes combine after the row.
+// lane summing its own partial; the lanes combine after the row. The SIMD
+// loop reads the f32 input in place (no staging array).
 // CPP-LABEL: static void sluice_kernel_0_ln(
 // CPP: #ifdef _OPENMP
 // CPP-NEXT: #pragma omp parallel for
@@ -85,10 +86,10 @@
 // CPP-NEXT: for (int64_t o = 0; o < 6LL; ++o) {
 // CPP: float acc_v0[8];
 // CPP: for (int q = 0; q < 5; ++q) {
-// CPP: sluice_load_vec<8>(ld0,
-// CPP-NEXT: #pragma omp simd
+// CPP-NOT: sluice_load_vec
+// CPP: #pragma omp simd
 // CPP-NEXT: for (int v = 0; v < 8; ++v) {
-// CPP-NEXT: acc_v0[v] = sluice_sum_combine(acc_v0[v], ld0[v]);
+// CPP-NEXT: acc_v0[v] = sluice_sum_combine(acc_v0[v], sluice_to_f32(in0[i_b * 120LL + i_j * 40LL + (i_i + v)]));
 // The lanes' partials combine pairwise (a tree of SIMD steps).
 // CPP: for (int half = 4; half > 0; half >>= 1) {
 // CPP-NEXT: #pragma omp simd

@@ -252,9 +252,16 @@ LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
   currentStage = stage;
   int64_t width = vectorWidth;
   std::string innermost = s.innerDims.empty() ? "" : s.innerDims.back();
-  // Bit-packed tensors are read and written bit by bit.
+  // Bit-packed tensors are read and written bit by bit. On the CPU an f32
+  // tensor is read and written in place by the SIMD loop (`in0[... + v]`,
+  // vector loads and stores), not staged through a `ld`/`st` array: GCC
+  // copies those with out-of-line memcpy calls, two more passes per group
+  // (BERT-base's activation dropout 3.8 -> 3.5 ms, one thread); f16/bf16
+  // keep the staging, which converts outside the SIMD loop.
   auto contiguous = [&](Value value, bool packed) {
     auto type = llvm::cast<NamedTensorType>(value.getType());
+    if (!isCuda() && type.getElementType().isF32())
+      return false;
     return !packed && width > 1 && type.getRank() > 0 &&
            type.getDimNames().back().getValue() == innermost;
   };
