@@ -152,6 +152,16 @@ def cu_kernels(text):
                 (entry["wide_inputs"] if tensor.startswith("in")
                  else entry["wide_outputs"]).append(tensor)
         info[name] = entry
+    # A column reduction's second stage has no header of its own: it sums
+    # the partials of the kernel whose name it extends.
+    for m in re.finditer(r"^__global__ void __launch_bounds__\((\d+)\) "
+                         r"((\w+)_total)\(", text, re.M):
+        first = info.get(m.group(3), {})
+        info[m.group(2)] = {
+            "kernel": first.get("kernel", ""),
+            "members": "totals of %s's partials" % m.group(3),
+            "schedule": "column totals", "threads": int(m.group(1)),
+            "vector": 1, "wide_inputs": [], "wide_outputs": []}
     for m in re.finditer(r"\b(\w+)(?:<false>\))?<<<(\d+), (\d+)", text):
         if m.group(1) in info:
             info[m.group(1)]["grid"] = int(m.group(2))
