@@ -1,10 +1,10 @@
 //===- FusionNumericsFailureTest.cpp - the fusion checks can fail ---------===//
 //
-// CatchesSwappedKernelResults and CatchesChangedMapConstant break a fused
-// module on purpose and expect the comparison of FusionNumerics.h to report
-// the difference; StructuralChecksCanFail feeds the structural checks a graph
-// with composites at the top level and a kernel reducing over two different
-// dimension sets.
+// FusionNumericsFailureTest's CatchesSwappedKernelResults and
+// CatchesChangedMapConstant break a fused module on purpose and expect the
+// comparison of FusionNumerics.h to report the difference;
+// StructuralChecksCanFail feeds the structural checks a graph with composites
+// at the top level and a kernel reducing over two different dimension sets.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,30 +18,39 @@ using namespace mlir::sluice::fusion_numerics;
 
 namespace {
 
-/// A post-LN training layer with dropout and distinct dims: the module the
-/// failure checks below break.
-LayerSpec brokenModuleSpec() {
-  LayerSpec spec;
-  spec.name = "broken";
-  spec.training = true;
-  spec.dropout = {0.25, 0.2, 0.3};
-  spec.dims = distinctDims();
-  return spec;
-}
+/// A post-LN training layer with dropout and distinct dims, built unfused
+/// and fused, with the unfused module's outputs on random inputs: the module
+/// the failure checks below break, and what it must no longer match.
+class FusionNumericsFailureTest : public FusionNumericsTest {
+protected:
+  void SetUp() override {
+    LayerSpec spec;
+    spec.name = "broken";
+    spec.training = true;
+    spec.dropout = {0.25, 0.2, 0.3};
+    spec.dims = distinctDims();
+    unfused = buildModule(spec, Build::Unfused);
+    fused = buildModule(spec, Build::Fused);
+    ASSERT_TRUE(unfused && fused);
+    llvm::Expected<RunSignature> signature = getRunSignature(*unfused);
+    ASSERT_TRUE(bool(signature)) << llvm::toString(signature.takeError());
+    inputs = randomInputs(*signature);
+    expected = run(*unfused, inputs, "unfused");
+  }
+
+  /// The worst difference of the (broken) fused module from the unfused one.
+  double worstDifference(llvm::StringRef label) {
+    return compareOutputs(run(*fused, inputs, label), expected).worst;
+  }
+
+  OwningOpRef<ModuleOp> unfused, fused;
+  std::vector<NamedArray> inputs, expected;
+};
 
 /// The comparison catches a fused module whose kernel yields two results the
 /// wrong way round.
-TEST_F(FusionNumericsTest, CatchesSwappedKernelResults) {
-  LayerSpec spec = brokenModuleSpec();
-  OwningOpRef<ModuleOp> unfused = buildModule(spec, Build::Unfused);
-  OwningOpRef<ModuleOp> fused = buildModule(spec, Build::Fused);
-  ASSERT_TRUE(unfused && fused);
-  llvm::Expected<RunSignature> signature = getRunSignature(*unfused);
-  ASSERT_TRUE(bool(signature)) << llvm::toString(signature.takeError());
-  std::vector<NamedArray> inputs = randomInputs(*signature);
-  std::vector<NamedArray> expected = run(*unfused, inputs, "unfused");
-  EXPECT_LE(compareOutputs(run(*fused, inputs, "fused"), expected).worst,
-            kTolerance);
+TEST_F(FusionNumericsFailureTest, CatchesSwappedKernelResults) {
+  EXPECT_LE(worstDifference("fused"), kTolerance);
 
   // The first kernel yielding two different values of one type.
   bool swapped = false;
@@ -60,24 +69,13 @@ TEST_F(FusionNumericsTest, CatchesSwappedKernelResults) {
       }
   });
   ASSERT_TRUE(swapped) << "no kernel yields two values of one type";
-  Difference difference =
-      compareOutputs(run(*fused, inputs, "swapped"), expected);
-  EXPECT_GT(difference.worst, kTolerance)
+  EXPECT_GT(worstDifference("swapped"), kTolerance)
       << "swapping two kernel results went unnoticed";
 }
 
 /// The comparison catches a one-in-a-million change of one constant in one
 /// map body of a fused kernel.
-TEST_F(FusionNumericsTest, CatchesChangedMapConstant) {
-  LayerSpec spec = brokenModuleSpec();
-  OwningOpRef<ModuleOp> unfused = buildModule(spec, Build::Unfused);
-  OwningOpRef<ModuleOp> fused = buildModule(spec, Build::Fused);
-  ASSERT_TRUE(unfused && fused);
-  llvm::Expected<RunSignature> signature = getRunSignature(*unfused);
-  ASSERT_TRUE(bool(signature)) << llvm::toString(signature.takeError());
-  std::vector<NamedArray> inputs = randomInputs(*signature);
-  std::vector<NamedArray> expected = run(*unfused, inputs, "unfused");
-
+TEST_F(FusionNumericsFailureTest, CatchesChangedMapConstant) {
   // The first nonzero float constant of a map body in a fused kernel of the
   // backward graph (so that a gradient, not only y, must notice).
   arith::ConstantOp changed;
@@ -96,9 +94,7 @@ TEST_F(FusionNumericsTest, CatchesChangedMapConstant) {
     });
   }
   ASSERT_TRUE(changed) << "no float constant in a backward map body";
-  Difference difference =
-      compareOutputs(run(*fused, inputs, "changed constant"), expected);
-  EXPECT_GT(difference.worst, kTolerance)
+  EXPECT_GT(worstDifference("changed constant"), kTolerance)
       << "changing a map constant by 1e-6 went unnoticed";
 }
 
