@@ -29,6 +29,8 @@
 #endif
 
 #if defined(__CUDACC__)
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 typedef __half sluice_f16;
@@ -343,16 +345,27 @@ static inline SLUICE_HD float sluice_load_bit(const uint32_t *words,
   return (words[e >> 5] >> (e & 31)) & 1u ? 1.0f : 0.0f;
 }
 
-/// Sets bit e when `x` is non-zero. Threads share words, so the bit is
-/// or-ed in atomically; the words were cleared before the kernel.
+/// Sets bit e when `x` is non-zero. Threads share words, so the bits are
+/// or-ed in atomically; the words were cleared before the kernel. On the
+/// GPU the lanes of a warp that store into one word first combine their bits
+/// (a warp-aggregated atomic: the active lanes partitioned by word, their
+/// bits or-reduced, one atomicOr per word instead of one per set bit), so a
+/// warp storing 32 consecutive elements issues one atomic, as a
+/// `__ballot_sync` would, without assuming which lanes are active or which
+/// elements they hold.
 static inline SLUICE_HD void sluice_store_bit(uint32_t *words, int64_t e,
                                               float x) {
-  if (x == 0.0f)
-    return;
 #if defined(__CUDA_ARCH__)
-  atomicOr(&words[e >> 5], 1u << (e & 31));
+  namespace cg = cooperative_groups;
+  cg::coalesced_group sameWord = cg::labeled_partition(
+      cg::coalesced_threads(), (unsigned long long)(e >> 5));
+  uint32_t bits = cg::reduce(sameWord, x != 0.0f ? 1u << (e & 31) : 0u,
+                             cg::bit_or<uint32_t>());
+  if (sameWord.thread_rank() == 0 && bits != 0)
+    atomicOr(&words[e >> 5], bits);
 #else
-  __atomic_fetch_or(&words[e >> 5], 1u << (e & 31), __ATOMIC_RELAXED);
+  if (x != 0.0f)
+    __atomic_fetch_or(&words[e >> 5], 1u << (e & 31), __ATOMIC_RELAXED);
 #endif
 }
 
