@@ -86,7 +86,9 @@ TEST_P(PhiloxWords, EqualToOneBlockAtATime) {
   // Around the carry of block's low word into its high word, and far up.
   const uint64_t firsts[] = {
       0, 12345, 0xffffffe1ULL, 0xfffffff0ULL, 0x1fffffffaULL, ~0ULL - 40};
-  const int64_t counts[] = {0, 1, 7, 31, 32, 33, 100, 768};
+  // Counts leaving no, one and several single groups after the batched
+  // steps, and a scalar tail.
+  const int64_t counts[] = {0, 1, 7, 15, 31, 32, 33, 47, 100, 768};
   for (uint64_t seed : seeds)
     for (uint64_t stream : streams)
       for (uint64_t first : firsts)

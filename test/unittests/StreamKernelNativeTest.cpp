@@ -28,7 +28,7 @@ using namespace sluice_stream_check;
 namespace {
 
 /// One exported forward and backward per element type and tile choice; the
-/// backward also forced to two passes; the many-blocks dropout draw.
+/// backward also forced to two passes.
 constexpr const char *kProbe = R"(
 #include "sluice/Runtime/sluice_stream_cpu.h"
 #define SLUICE_PROBE(name, T, BM, BN)                                        \
@@ -46,10 +46,6 @@ SLUICE_PROBE(f32_small, float, 16, 8)
 SLUICE_PROBE(f64, double, 16, 16)
 SLUICE_PROBE(f16, sluice_f16, 64, 64)
 SLUICE_PROBE(bf16, sluice_bf16, 64, 64)
-extern "C" void words(uint64_t seed, uint64_t stream, uint64_t first,
-                      int64_t count, uint32_t *out) {
-  sluice_stream_detail::dropoutWords(seed, stream, first, count, out);
-}
 )";
 
 /// Compiles and loads the probe once for all the tests (~15 s at -O3).
@@ -159,23 +155,6 @@ TEST_F(StreamKernelNative, MatchesTheReference) {
       checkGrouped(kernels<double>("f64"), grouped, 1e-12);
       checkGrouped(kernels<double>("f64", true), grouped, 1e-12);
       checkGrouped(kernels<float>("f32", true), grouped, 2e-5);
-    }
-
-  // The AVX2 draw (where the machine has it) is Philox.h's, word for word.
-  using Words = void (*)(uint64_t, uint64_t, uint64_t, int64_t, uint32_t *);
-  auto words = reinterpret_cast<Words>(symbol("words"));
-  ASSERT_NE(words, nullptr);
-  const uint64_t seed = 0xfedcba9876543210ULL, stream = 11;
-  for (uint64_t first : {0ULL, 5ULL, 0xFFFFFFF3ULL, 0x12345678FFFFFFF9ULL})
-    for (int64_t count : {1, 8, 15, 16, 33}) {
-      std::vector<uint32_t> got(4 * count);
-      words(seed, stream, first, count, got.data());
-      for (int64_t b = 0; b < count; ++b) {
-        sluice_philox4x32 want = sluice_dropout_block(seed, stream, first + b);
-        for (int w = 0; w < 4; ++w)
-          ASSERT_EQ(got[4 * b + w], want.v[w])
-              << "block " << first << " + " << b << " word " << w;
-      }
     }
 }
 

@@ -4,7 +4,8 @@
 // f64 and f32, f16/bf16 with their rounding; causal or not, dropout on or
 // off, many sizes (not multiples of the tiles), several tile sizes, both
 // backward strategies (one pass per key/value slice; a dQ pass and a dK/dV
-// pass), and the many-blocks dropout draw against Philox.h's.
+// pass). Their dropout words are Philox.h's sluice_dropout_words
+// (PhiloxWordsTest).
 //
 //===----------------------------------------------------------------------===//
 
@@ -193,26 +194,6 @@ TEST(StreamKernel, RowDotFromOutput) {
         checkRowDotFromOutput<double>(s, onePass, 1e-13);
         checkRowDotFromOutput<float>(s, onePass, 1e-5);
       }
-}
-
-/// The many-blocks draw of the dropout factors is Philox.h's, word for
-/// word: runs of every length around the vector width, and runs whose low
-/// counter word wraps (the vector path leaves those to the scalar one).
-TEST(StreamKernel, DropoutWordsArePhiloxBlocks) {
-  const uint64_t seed = 0x1234567890abcdefULL, stream = 5;
-  for (uint64_t first : {0ULL, 13ULL, 0xFFFFFFFAULL, 0x7FFFFFFFFFFFFFF0ULL})
-    for (int64_t count : {0, 1, 7, 8, 9, 17, 40}) {
-      std::vector<uint32_t> words(4 * count + 1, 0xdeadbeef);
-      sluice_stream_detail::dropoutWords(seed, stream, first, count,
-                                         words.data());
-      for (int64_t b = 0; b < count; ++b) {
-        sluice_philox4x32 want = sluice_dropout_block(seed, stream, first + b);
-        for (int w = 0; w < 4; ++w)
-          ASSERT_EQ(words[4 * b + w], want.v[w])
-              << "block " << first << " + " << b << " word " << w;
-      }
-      EXPECT_EQ(words[4 * count], 0xdeadbeef) << "wrote past the run";
-    }
 }
 
 } // namespace

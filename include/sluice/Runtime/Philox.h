@@ -243,22 +243,53 @@ static inline void sluice_pv_store4(uint32_t *words, sluice_philox_vec c0,
 /// SLUICE_PHILOX_BATCHES independent groups of LANES blocks per step: the
 /// rounds' multiply latency overlaps across groups.
 #define SLUICE_PHILOX_BATCHES 4
+
+/// The counters of LANES consecutive blocks from `block`: words 0 and 1 the
+/// 64-bit block index, with the carry into the high word where the low one
+/// wraps (an unsigned compare via the sign bit; the carry mask is -1, so
+/// subtracting it adds one), word 2 the stream, word 3 zero.
+static inline void sluice_pv_counters(uint64_t block, uint64_t stream,
+                                      sluice_philox_vec c[4]) {
+  const sluice_philox_vec sign = sluice_pv_set1(0x80000000u);
+  sluice_philox_vec low = sluice_pv_set1((uint32_t)block);
+  c[0] = sluice_pv_add(low, sluice_pv_lanes());
+  sluice_philox_vec wrapped =
+      sluice_pv_cmpgt(sluice_pv_xor(low, sign), sluice_pv_xor(c[0], sign));
+  c[1] = sluice_pv_sub(sluice_pv_set1((uint32_t)(block >> 32)), wrapped);
+  c[2] = sluice_pv_set1((uint32_t)stream);
+  c[3] = sluice_pv_set1(0u);
+}
+
+/// One Philox round (sluice_philox_round) in every lane.
+static inline void sluice_pv_round(sluice_philox_vec c[4],
+                                   sluice_philox_vec key0,
+                                   sluice_philox_vec key1) {
+  const sluice_philox_vec m0 = sluice_pv_set1(0xD2511F53u);
+  const sluice_philox_vec m1 = sluice_pv_set1(0xCD9E8D57u);
+  sluice_philox_vec hi0, lo0, hi1, lo1;
+  sluice_pv_mulhilo(c[0], m0, &hi0, &lo0);
+  sluice_pv_mulhilo(c[2], m1, &hi1, &lo1);
+  c[0] = sluice_pv_xor(sluice_pv_xor(hi1, c[1]), key0);
+  c[2] = sluice_pv_xor(sluice_pv_xor(hi0, c[3]), key1);
+  c[1] = lo1;
+  c[3] = lo0;
+}
 #endif
 
 /// The Philox words of `blocks` consecutive blocks of `stream` under
 /// `seed`, starting at block `first`:
 ///   words[4 * w + k] = sluice_dropout_block(seed, stream, first + w).v[k]
 /// for w < blocks (element 4 * (first + w) + k's word). Bit-identical to
-/// sluice_dropout_block; vectorized by hand where the host has SSE2/AVX2.
+/// sluice_dropout_block; vectorized by hand where the host has SSE2/AVX2:
+/// BATCHES groups of LANES blocks per step, then one group at a time (short
+/// runs: a tile row of the streaming attention kernels draws 16 to 33
+/// blocks), the rest one block at a time.
 static inline void sluice_dropout_words(uint64_t seed, uint64_t stream,
                                         uint64_t first, int64_t blocks,
                                         uint32_t *words) {
   int64_t w = 0;
 #if defined(SLUICE_PHILOX_LANES)
   enum { lanes = SLUICE_PHILOX_LANES, batches = SLUICE_PHILOX_BATCHES };
-  const sluice_philox_vec m0 = sluice_pv_set1(0xD2511F53u);
-  const sluice_philox_vec m1 = sluice_pv_set1(0xCD9E8D57u);
-  const sluice_philox_vec sign = sluice_pv_set1(0x80000000u);
   sluice_philox_vec key0[10], key1[10];
   for (int round = 0; round < 10; ++round) {
     key0[round] =
@@ -267,32 +298,22 @@ static inline void sluice_dropout_words(uint64_t seed, uint64_t stream,
         sluice_pv_set1((uint32_t)(seed >> 32) + 0xBB67AE85u * (uint32_t)round);
   }
   for (; w + lanes * batches <= blocks; w += lanes * batches) {
-    sluice_philox_vec c0[batches], c1[batches], c2[batches], c3[batches];
-    for (int b = 0; b < batches; ++b) {
-      // Counter words 0 and 1: the 64-bit block index, the carry into the
-      // high word where the low one wraps (an unsigned compare via the
-      // sign bit; the carry mask is -1, so subtracting it adds one).
-      uint64_t block = first + (uint64_t)(w + lanes * b);
-      sluice_philox_vec low = sluice_pv_set1((uint32_t)block);
-      c0[b] = sluice_pv_add(low, sluice_pv_lanes());
-      sluice_philox_vec wrapped =
-          sluice_pv_cmpgt(sluice_pv_xor(low, sign), sluice_pv_xor(c0[b], sign));
-      c1[b] = sluice_pv_sub(sluice_pv_set1((uint32_t)(block >> 32)), wrapped);
-      c2[b] = sluice_pv_set1((uint32_t)stream);
-      c3[b] = sluice_pv_set1(0u);
-    }
-    for (int round = 0; round < 10; ++round)
-      for (int b = 0; b < batches; ++b) {
-        sluice_philox_vec hi0, lo0, hi1, lo1;
-        sluice_pv_mulhilo(c0[b], m0, &hi0, &lo0);
-        sluice_pv_mulhilo(c2[b], m1, &hi1, &lo1);
-        c0[b] = sluice_pv_xor(sluice_pv_xor(hi1, c1[b]), key0[round]);
-        c2[b] = sluice_pv_xor(sluice_pv_xor(hi0, c3[b]), key1[round]);
-        c1[b] = lo1;
-        c3[b] = lo0;
-      }
+    sluice_philox_vec c[batches][4];
     for (int b = 0; b < batches; ++b)
-      sluice_pv_store4(words + 4 * (w + lanes * b), c0[b], c1[b], c2[b], c3[b]);
+      sluice_pv_counters(first + (uint64_t)(w + lanes * b), stream, c[b]);
+    for (int round = 0; round < 10; ++round)
+      for (int b = 0; b < batches; ++b)
+        sluice_pv_round(c[b], key0[round], key1[round]);
+    for (int b = 0; b < batches; ++b)
+      sluice_pv_store4(words + 4 * (w + lanes * b), c[b][0], c[b][1], c[b][2],
+                       c[b][3]);
+  }
+  for (; w + lanes <= blocks; w += lanes) {
+    sluice_philox_vec c[4];
+    sluice_pv_counters(first + (uint64_t)w, stream, c);
+    for (int round = 0; round < 10; ++round)
+      sluice_pv_round(c, key0[round], key1[round]);
+    sluice_pv_store4(words + 4 * w, c[0], c[1], c[2], c[3]);
   }
 #endif
   // The rest one block at a time (a pointer per block: indexing by 4 * w

@@ -27,9 +27,10 @@
 // * causal: key tiles past a row block's last row are skipped; inside a
 //   tile, columns past a row's diagonal are masked.
 // * dropout: the keep factors of a tile row come from one Philox call per
-//   four consecutive counters (dropoutWords: eight calls at a time
-//   with AVX2) when the counter's key stride is 1, the interpreter's order;
-//   one call per element otherwise. Identical draws either way.
+//   four consecutive counters (Philox.h's sluice_dropout_words: eight
+//   blocks at a time with AVX2) when the counter's key stride is 1, the
+//   interpreter's order; one call per element otherwise. Identical draws either
+//   way.
 //
 // Accumulation is in f32 for float/f16/bf16 elements and in f64 for double
 // (tests); LSE has that accumulation type. With OpenMP the tasks run in
@@ -46,10 +47,6 @@
 
 #include <cmath>
 #include <vector>
-
-#if defined(__AVX2__)
-#include <immintrin.h>
-#endif
 
 // The SIMD row loops stay functions of their own: inlined into the tile
 // loops, GCC 12 no longer if-converts them and runs them scalar.
@@ -98,98 +95,6 @@ static inline float expAcc(float x) { return expf(x); }
 static inline float expAcc(float x) { return sluice_expf(x); }
 #endif
 static inline double expAcc(double x) { return std::exp(x); }
-
-//===----------------------------------------------------------------------===//
-// Dropout words, many blocks at a time
-//===----------------------------------------------------------------------===//
-
-#if defined(__AVX2__)
-/// The high and low 32 bits of each 32-bit lane of `x` times `factor`: the
-/// high halves from the even and odd lanes' 64-bit products (vpmuludq),
-/// blended; the low halves by vpmulld.
-static inline void philoxMul8(__m256i x, __m256i factor, __m256i &hi,
-                              __m256i &lo) {
-  __m256i even = _mm256_mul_epu32(x, factor);
-  __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(x, 32), factor);
-  lo = _mm256_mullo_epi32(x, factor);
-  hi = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
-}
-
-/// Philox-4x32-10 (Philox.h) of eight counters at once: word w of lane l
-/// in c[w].
-static inline void philox8(__m256i (&c)[4], uint32_t key0, uint32_t key1) {
-  const __m256i m0 = _mm256_set1_epi32((int)0xD2511F53u);
-  const __m256i m1 = _mm256_set1_epi32((int)0xCD9E8D57u);
-  for (int round = 0; round < 10; ++round) {
-    if (round > 0) {
-      key0 += 0x9E3779B9u;
-      key1 += 0xBB67AE85u;
-    }
-    __m256i hi0, lo0, hi1, lo1;
-    philoxMul8(c[0], m0, hi0, lo0);
-    philoxMul8(c[2], m1, hi1, lo1);
-    __m256i n0 = _mm256_xor_si256(_mm256_xor_si256(hi1, c[1]),
-                                  _mm256_set1_epi32((int)key0));
-    __m256i n2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c[3]),
-                                  _mm256_set1_epi32((int)key1));
-    c[0] = n0;
-    c[1] = lo1;
-    c[2] = n2;
-    c[3] = lo0;
-  }
-}
-
-/// Stores the words of eight blocks in block order (4 per block) at `out`.
-static inline void philoxStore8(const __m256i (&c)[4], uint32_t *out) {
-  // Each c[w] holds word w of blocks (0..3 | 4..7).
-  __m256i t0 = _mm256_unpacklo_epi32(c[0], c[1]); // words 0,1 of 0,1 | 4,5
-  __m256i t1 = _mm256_unpackhi_epi32(c[0], c[1]); // words 0,1 of 2,3 | 6,7
-  __m256i t2 = _mm256_unpacklo_epi32(c[2], c[3]); // words 2,3 of 0,1 | 4,5
-  __m256i t3 = _mm256_unpackhi_epi32(c[2], c[3]); // words 2,3 of 2,3 | 6,7
-  __m256i u0 = _mm256_unpacklo_epi64(t0, t2);     // block 0 | block 4
-  __m256i u1 = _mm256_unpackhi_epi64(t0, t2);     // block 1 | block 5
-  __m256i u2 = _mm256_unpacklo_epi64(t1, t3);     // block 2 | block 6
-  __m256i u3 = _mm256_unpackhi_epi64(t1, t3);     // block 3 | block 7
-  __m256i *dst = reinterpret_cast<__m256i *>(out);
-  _mm256_storeu_si256(dst, _mm256_permute2x128_si256(u0, u1, 0x20));
-  _mm256_storeu_si256(dst + 1, _mm256_permute2x128_si256(u2, u3, 0x20));
-  _mm256_storeu_si256(dst + 2, _mm256_permute2x128_si256(u0, u1, 0x31));
-  _mm256_storeu_si256(dst + 3, _mm256_permute2x128_si256(u2, u3, 0x31));
-}
-#endif
-
-/// The Philox words of counter blocks first .. first + count - 1 of
-/// `stream` under `seed`: words[4 * b + w] is word w of block first + b
-/// (sluice_dropout_block), so the draw of element 4 * first + x is
-/// words[x]. With AVX2 eight blocks run in the 32-bit lanes of one register,
-/// ~3 ns per block on a Zen 3 core against ~12 ns for the scalar Philox
-/// (whose widening products GCC vectorizes with lane shuffles, gaining
-/// little); elsewhere one block at a time. Bit-identical either way.
-static inline void dropoutWords(uint64_t seed, uint64_t stream, uint64_t first,
-                                int64_t count, uint32_t *words) {
-  int64_t b = 0;
-#if defined(__AVX2__)
-  const uint32_t key0 = (uint32_t)seed, key1 = (uint32_t)(seed >> 32);
-  for (; b + 8 <= count; b += 8) {
-    uint64_t block = first + (uint64_t)b;
-    if ((uint32_t)block > 0xFFFFFFFFu - 7u)
-      break; // the low counter word wraps inside these eight: scalar below
-    __m256i c[4] = {_mm256_add_epi32(_mm256_set1_epi32((int)(uint32_t)block),
-                                     _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)),
-                    _mm256_set1_epi32((int)(uint32_t)(block >> 32)),
-                    _mm256_set1_epi32((int)(uint32_t)stream),
-                    _mm256_setzero_si256()};
-    philox8(c, key0, key1);
-    philoxStore8(c, words + 4 * b);
-  }
-#endif
-  for (; b < count; ++b) {
-    struct sluice_philox4x32 out =
-        sluice_dropout_block(seed, stream, first + (uint64_t)b);
-    for (int w = 0; w < 4; ++w)
-      words[4 * b + w] = out.v[w];
-  }
-}
 
 //===----------------------------------------------------------------------===//
 // Block products
@@ -489,7 +394,7 @@ static void dropoutFactors(const sluice_stream_problem &p, int64_t base,
         (int64_t)(((counter + visible - 1) >> 2) - first) + 1;
     // Room past the drawn words: the loop below reads `width` of them.
     uint32_t *w = room(words, 4 * blocks + width);
-    dropoutWords(p.seed, p.stream, first, blocks, w);
+    sluice_dropout_words(p.seed, p.stream, first, blocks, w);
     const uint32_t *drawn = w + (counter & 3);
     SLUICE_STREAM_PRAGMA(omp simd)
     for (int64_t c = 0; c < width; ++c)
