@@ -281,6 +281,7 @@ static inline void sluice_pv_round(sluice_philox_vec c[4],
   c[3] = lo0;
 }
 #endif
+#endif // !__CUDACC__
 
 /// The Philox words of `blocks` consecutive blocks of `stream` under
 /// `seed`, starting at block `first`:
@@ -289,7 +290,8 @@ static inline void sluice_pv_round(sluice_philox_vec c[4],
 /// sluice_dropout_block; vectorized by hand where the host has SSE2/AVX2:
 /// BATCHES groups of LANES blocks per step, then one group at a time (short
 /// runs: a tile row of the streaming attention kernels draws 16 to 33
-/// blocks), the rest one block at a time.
+/// blocks), the rest one block at a time. Host code only; in a .cu file
+/// (the GPU kit's reference, nvcc's host pass) it is the scalar loop.
 static inline void sluice_dropout_words(uint64_t seed, uint64_t stream,
                                         uint64_t first, int64_t blocks,
                                         uint32_t *words) {
@@ -339,6 +341,5 @@ static inline void sluice_dropout_words(uint64_t seed, uint64_t stream,
     out[3] = drawn.v[3];
   }
 }
-#endif // !__CUDACC__
 
 #endif // SLUICE_RUNTIME_PHILOX_H
