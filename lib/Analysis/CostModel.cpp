@@ -80,7 +80,8 @@ KernelPrediction
 mlir::sluice::predictMemoryKernel(const MemoryKernelShape &shape,
                                   const GpuTarget &target) {
   KernelPrediction prediction;
-  prediction.launchSeconds = target.launchOverheadSeconds;
+  prediction.launchSeconds = double(std::max<int64_t>(1, shape.launches)) *
+                             target.launchOverheadSeconds;
 
   // Sectors: the DRAM bytes the accesses really cost.
   double bytes = 0, effectiveBytes = 0;

@@ -1,8 +1,8 @@
 //===- ModuleCost.cpp - predicted times of a module's kernels -------------===//
 //
 // Reads each kernel's layout and configuration from the IR and hands the
-// cost model plain shapes: a fused kernel's thread schedule
-// (sluice/Codegen/Schedule.h) and how each charged tensor lies against it;
+// cost model plain shapes: a fused kernel's thread schedule on CUDA
+// (sluice/Codegen/CudaSchedule.h) and how each charged tensor lies against it;
 // a GEMM kernel's strided-batched mapping
 // (dialects/sluice/Analysis/GemmMapping.h); a streaming kernel's problem
 // sizes (its scores, Q and O). The bytes are always the accounting's
@@ -13,7 +13,7 @@
 #include "sluice/Analysis/ModuleCost.h"
 
 #include "dialects/sluice/Analysis/GemmMapping.h"
-#include "sluice/Codegen/Schedule.h"
+#include "sluice/Codegen/CudaSchedule.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
@@ -60,15 +60,25 @@ TensorAccess accessOf(NamedTensorType type, const ChargedTensor &tensor,
     access.runBytes = CostModelConstants::kSectorBytes;
     return access;
   }
-  // The iteration dims this tensor has, fastest first.
+  // The iteration dims this tensor has, fastest first: the threads run
+  // over the inner dims (consecutive threads on consecutive groups), column
+  // blocks over the outer ones (threadIdx.x on consecutive columns).
   SmallVector<std::pair<StringRef, int64_t>> order;
   auto add = [&](ArrayRef<std::string> names, ArrayRef<int64_t> sizes) {
     for (int64_t i = int64_t(names.size()) - 1; i >= 0; --i)
       if (type.hasDim(names[i]))
         order.emplace_back(names[i], sizes[i]);
   };
-  add(schedule.innerDims, schedule.innerSizes);
-  add(schedule.outerDims, schedule.outerSizes);
+  bool columns = schedule.mode == ScheduleMode::ColumnBlock;
+  const SmallVector<std::string> &fastDims =
+      columns ? schedule.outerDims : schedule.innerDims;
+  if (columns) {
+    add(schedule.outerDims, schedule.outerSizes);
+    add(schedule.innerDims, schedule.innerSizes);
+  } else {
+    add(schedule.innerDims, schedule.innerSizes);
+    add(schedule.outerDims, schedule.outerSizes);
+  }
   // The run: layout dims from the innermost out that follow that order.
   ArrayRef<StringAttr> layout = type.getDimNames();
   int64_t runElements = 1;
@@ -78,8 +88,8 @@ TensorAccess accessOf(NamedTensorType type, const ChargedTensor &tensor,
              order[matched].first)
     runElements *= order[matched++].second;
   access.runBytes = runElements * element;
-  bool alongVector = !schedule.innerDims.empty() && matched > 0 &&
-                     order.front().first == schedule.innerDims.back();
+  bool alongVector = !fastDims.empty() && matched > 0 &&
+                     order.front().first == fastDims.back();
   access.accessBytes =
       alongVector ? schedule.vectorWidth * element : element;
   if (matched == 0 && !layout.empty()) {
@@ -100,6 +110,17 @@ TensorAccess accessOf(NamedTensorType type, const ChargedTensor &tensor,
 /// The lanes a schedule launches against the points it covers.
 void laneCounts(const KernelSchedule &schedule, MemoryKernelShape &shape) {
   shape.usefulLanes = schedule.innerCount;
+  if (schedule.mode == ScheduleMode::ColumnBlock) {
+    // A block's lanes against its tile of columns and chunk of rows.
+    int64_t tile =
+        schedule.threadsPerBlock / schedule.rowsPerBlock * schedule.vectorWidth;
+    int64_t chunkRows =
+        (schedule.innerCount + schedule.rowChunks - 1) / schedule.rowChunks;
+    shape.usefulLanes = schedule.outerCount * schedule.innerCount;
+    shape.launchedLanes =
+        schedule.gridSize * tile * schedule.rowChunks * chunkRows;
+    return;
+  }
   if (schedule.mode == ScheduleMode::RowBlock) {
     shape.launchedLanes = schedule.threadsPerBlock * schedule.elementsPerThread;
     return;
@@ -130,19 +151,22 @@ MemoryKernelShape idealShape(ArrayRef<ChargedTensor> tensors, uint64_t flop,
   return shape;
 }
 
-/// The schedule of a fused kernel or a lone primitive, without diagnostics.
-FailureOr<KernelSchedule> quietSchedule(Operation *op) {
+/// The schedule a fused kernel (or a lone primitive) runs with on `target`,
+/// without diagnostics.
+FailureOr<KernelSchedule> quietSchedule(Operation *op,
+                                        const GpuTarget &target) {
   ScopedDiagnosticHandler silence(op->getContext(),
                                   [](Diagnostic &) { return success(); });
   if (auto kernel = llvm::dyn_cast<KernelOp>(op))
-    return scheduleKernel(kernel);
+    return cudaKernelSchedule(
+        kernel, ColumnDevice{target.smCount, target.maxThreadsPerSm});
   return scheduleOps({op});
 }
 
 KernelPrediction predictFused(const OpCount &count,
                               ArrayRef<ChargedTensor> tensors,
                               const GpuTarget &target) {
-  FailureOr<KernelSchedule> schedule = quietSchedule(count.op);
+  FailureOr<KernelSchedule> schedule = quietSchedule(count.op, target);
   if (failed(schedule))
     return predictMemoryKernel(idealShape(tensors, count.cost.flop, target),
                                target);
@@ -150,6 +174,12 @@ KernelPrediction predictFused(const OpCount &count,
   shape.flop = count.cost.flop;
   shape.threadsPerBlock = schedule->threadsPerBlock;
   shape.gridSize = schedule->gridSize;
+  if (schedule->mode == ScheduleMode::ColumnBlock) {
+    // Tiles x row chunks, then the kernel that sums the chunks' partials
+    // (their few KB stay in L2: only its launch is charged).
+    shape.gridSize *= schedule->rowChunks;
+    shape.launches = 2;
+  }
   laneCounts(*schedule, shape);
   auto kernel = llvm::dyn_cast<KernelOp>(count.op);
   for (const ChargedTensor &tensor : tensors) {

@@ -289,6 +289,42 @@ TEST_F(ModuleCostTest, ReductionAcrossTheContiguousDimIsSlower) {
   EXPECT_GT(slow.seconds, 2 * fast.seconds);
 }
 
+/// The same reduction across the contiguous dim inside a fused kernel runs
+/// as CUDA column blocks (the emitter's schedule, cudaKernelSchedule):
+/// threads along the contiguous dim, whole sectors, and a second launch
+/// that sums the row chunks' partials.
+TEST_F(ModuleCostTest, FusedColumnReductionIsPricedAsColumnBlocks) {
+  OwningOpRef<ModuleOp> module = parse(R"mlir(
+    sluice.graph @g(%x: !sluice.tensor<[i=1024, j=4096], f16> {sluice.name = "x"})
+        -> (!sluice.tensor<[j=4096], f32> {sluice.name = "r"}) {
+      %r = sluice.kernel (%x) {kind = #sluice<kernel_kind fused>, members = ["r"], sluice.name = "k0"}
+          : (!sluice.tensor<[i=1024, j=4096], f16>) -> !sluice.tensor<[j=4096], f32> {
+      ^bb0(%xa: !sluice.tensor<[i=1024, j=4096], f16>):
+        %s = sluice.reduce sum %xa over ["i"] {sluice.name = "r"} : !sluice.tensor<[i=1024, j=4096], f16> -> !sluice.tensor<[j=4096], f32>
+        sluice.kernel_yield %s : !sluice.tensor<[j=4096], f32>
+      }
+      sluice.return %r : !sluice.tensor<[j=4096], f32>
+    })mlir");
+  OwningOpRef<ModuleOp> lone = parse(R"mlir(
+    sluice.graph @g(%x: !sluice.tensor<[i=1024, j=4096], f16> {sluice.name = "x"})
+        -> (!sluice.tensor<[j=4096], f32> {sluice.name = "r"}) {
+      %r = sluice.reduce sum %x over ["i"] {sluice.name = "r"} : !sluice.tensor<[i=1024, j=4096], f16> -> !sluice.tensor<[j=4096], f32>
+      sluice.return %r : !sluice.tensor<[j=4096], f32>
+    })mlir");
+  ASSERT_TRUE(module && lone);
+  KernelPrediction columns = predict(*module, "k0");
+  KernelPrediction strided = predict(*lone, "r");
+  EXPECT_EQ(columns.bytes, strided.bytes);
+  for (const Factor &f : columns.factors)
+    if (f.name == "sectors")
+      EXPECT_DOUBLE_EQ(f.value, 1.0);
+  llvm::Expected<GpuTarget> v100 = builtinTarget("v100");
+  ASSERT_TRUE(bool(v100));
+  EXPECT_DOUBLE_EQ(columns.launchSeconds, 2 * v100->launchOverheadSeconds);
+  EXPECT_DOUBLE_EQ(strided.launchSeconds, v100->launchOverheadSeconds);
+  EXPECT_LT(columns.seconds, strided.seconds);
+}
+
 TEST_F(ModuleCostTest, ContractionUsesItsGemmMapping) {
   OwningOpRef<ModuleOp> module = parse(R"mlir(
     sluice.graph @g(%a: !sluice.tensor<[j=4096, k=1024], f16> {sluice.name = "a"},

@@ -54,6 +54,9 @@ struct MemoryKernelShape {
   /// of lanes doing useful work.
   int64_t usefulLanes = 1;
   int64_t launchedLanes = 1;
+  /// Kernel launches (a column reduction's second kernel sums the first's
+  /// partials).
+  int64_t launches = 1;
 };
 
 /// One GEMM call (column-major, dialects/sluice/Analysis/GemmMapping.h's

@@ -32,7 +32,8 @@ enum class ScheduleMode {
   /// One block per outer point (grid-stride over outer points); the block's
   /// threads cover the inner extent, each `elementsPerThread` points.
   RowBlock,
-  /// CUDA column reductions (chosen by the emitter, never by scheduleOps):
+  /// CUDA column reductions (never chosen by scheduleOps: the CUDA
+  /// emitter's, sluice/Codegen/CudaSchedule.h, which the cost model prices):
   /// blocks of `columnTile` consecutive outer points (threadIdx.x) x
   /// `rowsPerBlock` inner points (threadIdx.y) over a grid of `gridSize`
   /// column tiles x `rowChunks` chunks of the inner points; a second
@@ -83,6 +84,10 @@ FailureOr<KernelSchedule> scheduleOps(ArrayRef<Operation *> ops);
 
 /// The domain class of `op` under `schedule`.
 OpDomain domainOf(Operation *op, const KernelSchedule &schedule);
+
+/// The ops a fused kernel runs: its body without the terminator and without
+/// renames of its inputs (views: they read the input's memory).
+SmallVector<Operation *> kernelMembers(KernelOp kernel);
 
 /// The schedule of a `kind = fused` kernel (error for a gemm kernel).
 FailureOr<KernelSchedule> scheduleKernel(KernelOp kernel);

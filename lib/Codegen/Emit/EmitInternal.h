@@ -3,6 +3,7 @@
 #ifndef SLUICE_LIB_CODEGEN_EMIT_EMITINTERNAL_H
 #define SLUICE_LIB_CODEGEN_EMIT_EMITINTERNAL_H
 
+#include "sluice/Codegen/CudaSchedule.h"
 #include "sluice/Codegen/Emit.h"
 #include "sluice/Codegen/Schedule.h"
 #include "sluice/Target/HostEmitter.h"
@@ -53,13 +54,6 @@ FailureOr<FusedGroup> makeFusedGroup(StringRef name, StringRef description,
 /// scratch region). Column reductions keep their partial sums there between
 /// their two kernels: on the one stream no GEMM runs in between.
 constexpr uint64_t kCudaWorkspaceBytes = uint64_t(32) << 20;
-
-/// The GPU a CUDA module's column reductions are sized for.
-struct ColumnDevice {
-  int64_t smCount = 0;
-  /// Resident threads per SM at full occupancy.
-  int64_t maxThreadsPerSm = 0;
-};
 
 /// CUDA: gives `group` a ColumnBlock schedule (ColumnReduction.cpp) when its
 /// reductions run over dims that are not contiguous in memory and every

@@ -174,14 +174,7 @@ ColumnDevice ModuleEmitter::columnDevice() const {
 }
 
 LogicalResult ModuleEmitter::lowerFused(KernelOp kernel) {
-  SmallVector<Operation *> ops;
-  for (Operation &op : kernel.getBlock().without_terminator()) {
-    // A rename of an input is a view: it reads the input's memory.
-    if (auto rename = llvm::dyn_cast<RenameOp>(op))
-      if (llvm::isa<BlockArgument>(rename.getInput()))
-        continue;
-    ops.push_back(&op);
-  }
+  SmallVector<Operation *> ops = kernelMembers(kernel);
   std::string description = describeKernel(kernel);
   if (ops.empty())
     return kernel.emitOpError() << "is empty: nothing to emit";

@@ -212,18 +212,22 @@ OpDomain mlir::sluice::domainOf(Operation *op, const KernelSchedule &schedule) {
              : OpDomain::Outer;
 }
 
-FailureOr<KernelSchedule> mlir::sluice::scheduleKernel(KernelOp kernel) {
-  if (kernel.getKind() != KernelKind::fused)
-    return kernel.emitOpError()
-           << "is a gemm kernel; only fused kernels have a thread schedule";
+SmallVector<Operation *> mlir::sluice::kernelMembers(KernelOp kernel) {
   SmallVector<Operation *> ops;
   for (Operation &op : kernel.getBlock().without_terminator()) {
-    // A rename of an input is a view: it reads the input's memory.
     if (auto rename = llvm::dyn_cast<RenameOp>(op))
       if (llvm::isa<BlockArgument>(rename.getInput()))
         continue;
     ops.push_back(&op);
   }
+  return ops;
+}
+
+FailureOr<KernelSchedule> mlir::sluice::scheduleKernel(KernelOp kernel) {
+  if (kernel.getKind() != KernelKind::fused)
+    return kernel.emitOpError()
+           << "is a gemm kernel; only fused kernels have a thread schedule";
+  SmallVector<Operation *> ops = kernelMembers(kernel);
   if (ops.empty())
     return kernel.emitOpError() << "is empty: nothing to schedule";
   return scheduleOps(ops);
