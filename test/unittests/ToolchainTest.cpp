@@ -158,7 +158,11 @@ TEST(ToolchainCommands, CpuArch) {
 TEST(ToolchainCommands, CudaArch) {
   EXPECT_TRUE(isCudaArch("sm_80"));
   EXPECT_TRUE(isCudaArch("sm_90"));
+  EXPECT_TRUE(isCudaArch("sm_90a"));
+  EXPECT_TRUE(isCudaArch("sm_100f"));
   EXPECT_FALSE(isCudaArch("sm_"));
+  EXPECT_FALSE(isCudaArch("sm_a"));
+  EXPECT_FALSE(isCudaArch("sm_90b"));
   EXPECT_FALSE(isCudaArch("compute_80"));
   EXPECT_FALSE(isCudaArch("sm_8x"));
 }

@@ -84,7 +84,8 @@ hostCommand(llvm::StringRef compiler, llvm::StringRef source,
 /// command line and the tail of its combined stdout and stderr.
 llvm::Error runTool(llvm::ArrayRef<std::string> command, llvm::StringRef what);
 
-/// True if `arch` is a CUDA target sluicec compiles for ("sm_<digits>").
+/// True if `arch` is a CUDA target sluicec compiles for ("sm_<digits>",
+/// optionally with nvcc's "a" or "f" feature suffix: sm_90a, sm_100f).
 bool isCudaArch(llvm::StringRef arch);
 
 } // namespace mlir::sluice

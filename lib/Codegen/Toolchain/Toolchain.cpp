@@ -236,6 +236,10 @@ Error runTool(ArrayRef<std::string> command, StringRef what) {
 
 bool isCudaArch(StringRef arch) {
   StringRef digits = arch;
+  // sm_90a, sm_100f: nvcc's architecture- and family-specific feature sets
+  // (the spec accepts sm_90a).
+  if (digits.ends_with("a") || digits.ends_with("f"))
+    digits = digits.drop_back();
   return digits.consume_front("sm_") && !digits.empty() &&
          llvm::all_of(digits, llvm::isDigit);
 }
