@@ -175,26 +175,111 @@ struct sluice_stream_cuda_tiles {
   int warps, key_tile, query_tile, head_dim;
 };
 
+/// The most dynamic shared memory one block can opt into (bytes;
+/// cudaFuncAttributeMaxDynamicSharedMemorySize, the runtime's
+/// cudaDevAttrMaxSharedMemoryPerBlockOptin) on compute capability `arch`
+/// (80 for 8.0, 120 for 12.0), or 0 where it is not known. From the NVIDIA
+/// CUDA C++ Programming Guide, "Compute Capabilities", Table 31 "Memory
+/// Information per Compute Capability", row "Maximum amount of shared
+/// memory per thread block" (1 KB = 1024 bytes; 1 KB less than the SM's
+/// shared memory, kept for the system):
+/// https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/compute-capabilities.html
+///   7.5: 64 KB   8.0, 8.7: 163 KB   8.6, 8.9, 12.x: 99 KB
+///   9.0, 10.x, 11.0: 227 KB
+/// Capabilities the guide does not list (7.0 and older, 8.8) get 0.
+static inline SLUICE_HD constexpr int sluice_cuda_block_smem_limit(int arch) {
+  return arch == 75                                     ? 64 * 1024
+         : arch == 80 || arch == 87                     ? 163 * 1024
+         : arch == 86 || arch == 89 || arch / 10 == 12  ? 99 * 1024
+         : arch == 90 || arch / 10 == 10 || arch == 110 ? 227 * 1024
+                                                        : 0;
+}
+
+/// Rounds a shared-memory byte count up to 16 (every tile starts 16-byte
+/// aligned).
+static inline SLUICE_HD constexpr int sluice_stream_cuda_align16(int bytes) {
+  return (bytes + 15) / 16 * 16;
+}
+
+/// Dynamic shared memory of the CUDA forward kernel (sluice_stream_cuda.cuh)
+/// with `warps` warps, `key_tile` keys per step, elements of
+/// `element_bytes` and padded head dim `head_dim`: Q (16 * warps rows), K
+/// and V (key_tile rows), each head_dim + 8 wide, and P (16 * warps x
+/// key_tile + 8).
+static inline SLUICE_HD constexpr int
+sluice_stream_cuda_forward_smem(int element_bytes, int warps, int key_tile,
+                                int head_dim) {
+  return sluice_stream_cuda_align16((16 * warps + 2 * key_tile) *
+                                    (head_dim + 8) * element_bytes) +
+         sluice_stream_cuda_align16(16 * warps * (key_tile + 8) *
+                                    element_bytes);
+}
+
+/// Dynamic shared memory of the dQ kernel: Q and dO (16 * warps rows), K
+/// and V (key_tile rows), each head_dim + 8 wide; dS (16 * warps x key_tile
+/// + 8); D of the rows (f32).
+static inline SLUICE_HD constexpr int
+sluice_stream_cuda_grad_query_smem(int element_bytes, int warps, int key_tile,
+                                   int head_dim) {
+  return sluice_stream_cuda_align16((32 * warps + 2 * key_tile) *
+                                    (head_dim + 8) * element_bytes) +
+         sluice_stream_cuda_align16(16 * warps * (key_tile + 8) *
+                                    element_bytes) +
+         sluice_stream_cuda_align16(16 * warps * 4);
+}
+
+/// Dynamic shared memory of the dK/dV kernel: K and V (16 * warps keys), Q
+/// and dO (query_tile rows), each head_dim + 8 wide; P and dS transposed
+/// (16 * warps x query_tile + 8); LSE and D of the query tile (f32 each).
+static inline SLUICE_HD constexpr int
+sluice_stream_cuda_grad_key_smem(int element_bytes, int warps, int query_tile,
+                                 int head_dim) {
+  return sluice_stream_cuda_align16((32 * warps + 2 * query_tile) *
+                                    (head_dim + 8) * element_bytes) +
+         sluice_stream_cuda_align16(2 * 16 * warps * (query_tile + 8) *
+                                    element_bytes) +
+         sluice_stream_cuda_align16(2 * query_tile * 4);
+}
+
 /// The tiles the emitter picks for compute capability `arch` (80, 90, ...),
 /// elements of `element_bytes` (2: f16/bf16 through tensor cores, 4: f32
-/// on the SIMT cores) and head dims up to `head_dim` (at most 128). Sized so
-/// that ptxas keeps the accumulators in registers (test/Runtime checks no
-/// spills); sm_90's 228 KB of shared memory takes 8 warps (128 query rows
-/// share every K/V tile).
+/// on the SIMT cores) and head dims up to `head_dim` (at most 128).
+///
+/// It starts from the tiles tuned for sm_80 and sm_90, sized so that ptxas
+/// keeps the accumulators in registers (test/Runtime checks no spills):
+/// f16/bf16 4 warps, 64 keys per step, 32 query rows per dK/dV step (16 at
+/// head dim 128), and 8 warps where a block can hold 227 KB (sm_90's class:
+/// 128 query rows share every K/V tile); f32 4 warps, 32 keys, 16 rows.
+/// Where a kernel's shared memory exceeds the block limit of `arch`
+/// (sluice_cuda_block_smem_limit) it halves the key tile (forward and dQ),
+/// the query tile (dK/dV) down to 16, and then the warps, so that every
+/// kernel launches; on sm_80 and sm_90 every start fits and is kept.
+/// 0 warps: no choice (head dim above 128, a capability without a known
+/// limit, f16/bf16 before sm_80's mma.sync.m16n8k16, or nothing fits).
 static inline constexpr struct sluice_stream_cuda_tiles
 sluice_stream_cuda_tiles_for(int arch, int element_bytes, int64_t head_dim) {
-  return head_dim > SLUICE_STREAM_MAX_HEAD_DIM || head_dim < 0
-             ? sluice_stream_cuda_tiles{0, 0, 0, 0}
-         : element_bytes == 2
-             ? sluice_stream_cuda_tiles{arch >= 90 ? 8 : 4, 64,
-                                        head_dim <= 64 ? 32 : 16,
-                                        head_dim <= 32   ? 32
-                                        : head_dim <= 64 ? 64
-                                                         : 128}
-             : sluice_stream_cuda_tiles{4, 32, 16,
-                                        head_dim <= 32   ? 32
-                                        : head_dim <= 64 ? 64
-                                                         : 128};
+  const int limit = sluice_cuda_block_smem_limit(arch);
+  if (head_dim > SLUICE_STREAM_MAX_HEAD_DIM || head_dim < 0 || limit == 0 ||
+      (element_bytes == 2 && arch < 80))
+    return sluice_stream_cuda_tiles{0, 0, 0, 0};
+  const int hd = head_dim <= 32 ? 32 : head_dim <= 64 ? 64 : 128;
+  const bool tensorCores = element_bytes == 2;
+  for (int warps = tensorCores && limit >= 227 * 1024 ? 8 : 4; warps >= 1;
+       warps /= 2) {
+    int key = tensorCores ? 64 : 32;
+    while (key >= 16 && (sluice_stream_cuda_forward_smem(element_bytes, warps,
+                                                         key, hd) > limit ||
+                         sluice_stream_cuda_grad_query_smem(
+                             element_bytes, warps, key, hd) > limit))
+      key /= 2;
+    int query = tensorCores && hd <= 64 ? 32 : 16;
+    while (query >= 16 && sluice_stream_cuda_grad_key_smem(element_bytes, warps,
+                                                           query, hd) > limit)
+      query /= 2;
+    if (key >= 16 && query >= 16)
+      return sluice_stream_cuda_tiles{warps, key, query, hd};
+  }
+  return sluice_stream_cuda_tiles{0, 0, 0, 0};
 }
 
 #endif // SLUICE_STREAM_H

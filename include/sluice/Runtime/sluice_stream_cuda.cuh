@@ -283,21 +283,33 @@ loadKeys(T *sK, T *sV, const sluice_stream_problem &p,
                               p.n - j0, p.e);
 }
 
+/// In the device compilation of each kernel: its dynamic shared memory
+/// fits one block of the architecture compiled for
+/// (sluice_cuda_block_smem_limit; sluice_stream_cuda_tiles_for picks such
+/// tiles), so tiles that would fail to launch fail to compile instead.
+#ifdef __CUDA_ARCH__
+#define SLUICE_STREAM_FITS_BLOCK(bytes)                                        \
+  static_assert((bytes) <= sluice_cuda_block_smem_limit(__CUDA_ARCH__ / 10),   \
+                "the kernel's tiles exceed the shared memory of a block of "   \
+                "the architecture compiled for")
+#else
+#define SLUICE_STREAM_FITS_BLOCK(bytes)
+#endif
+
 /// Rounds the shared-memory byte count up to 16.
 static __host__ __device__ constexpr int align16(int bytes) {
-  return (bytes + 15) / 16 * 16;
+  return sluice_stream_cuda_align16(bytes);
 }
 
 //===----------------------------------------------------------------------===//
 // Forward
 //===----------------------------------------------------------------------===//
 
-/// Shared memory of the forward: Q (16 * WARPS rows), K and V (BN rows),
-/// each HD + 8 wide, and P (16 * WARPS x BN + 8).
+/// Shared memory of the forward (sluice_stream_cuda_forward_smem; the
+/// kernel's layout below).
 template <typename T, int WARPS, int BN, int HD>
 static __host__ __device__ constexpr int forwardSmem() {
-  return align16((16 * WARPS + 2 * BN) * (HD + 8) * (int)sizeof(T)) +
-         align16(16 * WARPS * (BN + 8) * (int)sizeof(T));
+  return sluice_stream_cuda_forward_smem((int)sizeof(T), WARPS, BN, HD);
 }
 
 template <typename T, int WARPS, int BN, int HD>
@@ -306,6 +318,7 @@ __global__ void __launch_bounds__(32 * WARPS)
   constexpr int BM = 16 * WARPS, THREADS = 32 * WARPS, LD = HD + 8,
                 LDP = BN + 8;
   extern __shared__ __align__(16) unsigned char smem[];
+  SLUICE_STREAM_FITS_BLOCK((forwardSmem<T, WARPS, BN, HD>()));
   T *sQ = reinterpret_cast<T *>(smem), *sK = sQ + BM * LD, *sV = sK + BN * LD;
   T *sP = reinterpret_cast<T *>(smem + align16((BM + 2 * BN) * LD * sizeof(T)));
   const sluice_stream_problem &p = a.p;
@@ -468,13 +481,10 @@ loadGradRows(T *sdO, int ld, float *sD, const sluice_stream_bwd_args &a,
   }
 }
 
-/// Shared memory of the dQ kernel: Q and dO (16 * WARPS rows), K and V (BN
-/// rows), each HD + 8 wide; dS (16 * WARPS x BN + 8); D of the rows (f32).
+/// Shared memory of the dQ kernel (sluice_stream_cuda_grad_query_smem).
 template <typename T, int WARPS, int BN, int HD>
 static __host__ __device__ constexpr int gradQuerySmem() {
-  return align16((32 * WARPS + 2 * BN) * (HD + 8) * (int)sizeof(T)) +
-         align16(16 * WARPS * (BN + 8) * (int)sizeof(T)) +
-         align16(16 * WARPS * 4);
+  return sluice_stream_cuda_grad_query_smem((int)sizeof(T), WARPS, BN, HD);
 }
 
 template <typename T, int WARPS, int BN, int HD>
@@ -483,6 +493,7 @@ __global__ void __launch_bounds__(32 * WARPS)
   constexpr int BM = 16 * WARPS, THREADS = 32 * WARPS, LD = HD + 8,
                 LDP = BN + 8;
   extern __shared__ __align__(16) unsigned char smem[];
+  SLUICE_STREAM_FITS_BLOCK((gradQuerySmem<T, WARPS, BN, HD>()));
   T *sQ = reinterpret_cast<T *>(smem), *sdO = sQ + BM * LD, *sK = sdO + BM * LD,
     *sV = sK + BN * LD;
   unsigned char *rest = smem + align16((2 * BM + 2 * BN) * LD * sizeof(T));
@@ -551,14 +562,10 @@ __global__ void __launch_bounds__(32 * WARPS)
 // Backward: dK and dV
 //===----------------------------------------------------------------------===//
 
-/// Shared memory of the dK/dV kernel: K and V (16 * WARPS keys), Q and dO
-/// (BMQ rows), each HD + 8 wide; P and dS transposed (16 * WARPS x BMQ + 8);
-/// LSE and D of the query tile (BMQ f32 each).
+/// Shared memory of the dK/dV kernel (sluice_stream_cuda_grad_key_smem).
 template <typename T, int WARPS, int BMQ, int HD>
 static __host__ __device__ constexpr int gradKeySmem() {
-  return align16((32 * WARPS + 2 * BMQ) * (HD + 8) * (int)sizeof(T)) +
-         align16(2 * 16 * WARPS * (BMQ + 8) * (int)sizeof(T)) +
-         align16(2 * BMQ * 4);
+  return sluice_stream_cuda_grad_key_smem((int)sizeof(T), WARPS, BMQ, HD);
 }
 
 template <typename T, int WARPS, int BMQ, int HD>
@@ -567,6 +574,7 @@ __global__ void __launch_bounds__(32 * WARPS)
   constexpr int BN = 16 * WARPS, THREADS = 32 * WARPS, LD = HD + 8,
                 LDQ = BMQ + 8;
   extern __shared__ __align__(16) unsigned char smem[];
+  SLUICE_STREAM_FITS_BLOCK((gradKeySmem<T, WARPS, BMQ, HD>()));
   T *sK = reinterpret_cast<T *>(smem), *sV = sK + BN * LD, *sQ = sV + BN * LD,
     *sdO = sQ + BMQ * LD;
   unsigned char *rest = smem + align16((2 * BN + 2 * BMQ) * LD * sizeof(T));
@@ -643,7 +651,10 @@ __global__ void __launch_bounds__(32 * WARPS)
 //===----------------------------------------------------------------------===//
 
 /// Launches `kernel` on `blocks` x (rows of `tile`) blocks with `bytes` of
-/// dynamic shared memory (opting in above the default 48 KB).
+/// dynamic shared memory: above the default 48 KB the kernel opts in to
+/// exactly `bytes` (cudaFuncAttributeMaxDynamicSharedMemorySize), which its
+/// tiles keep within the block limit of the architecture it was compiled
+/// for (SLUICE_STREAM_FITS_BLOCK).
 template <typename Args>
 static cudaError_t launch(void (*kernel)(Args), int64_t blocks, int threads,
                           int bytes, Args args, cudaStream_t stream) {

@@ -172,17 +172,22 @@ SmallVector<int64_t> counterStrides(KernelOp kernel, const StreamDims &dims) {
   return counter;
 }
 
-/// The compute capability of `cudaArch`, else of the module's CUDA target
-/// (`sluice.target`): "sm_90" -> 90; 80 without one.
-int targetArch(ModuleOp module, StringRef cudaArch) {
+/// The architecture compiled for (`cudaArch`, else the module's CUDA
+/// target `sluice.target`, else sm_80) and its compute capability: the
+/// digits after "sm_" (sm_90a -> 90: a feature suffix does not change the
+/// shared memory), 0 when there are none.
+std::pair<StringRef, int> targetArch(ModuleOp module, StringRef cudaArch) {
   StringRef target = cudaArch;
   if (target.empty())
     if (auto attr = module->getAttrOfType<StringAttr>("sluice.target"))
       target = attr.getValue();
-  int arch = 80;
-  if (target.starts_with("sm_"))
-    (void)target.drop_front(3).getAsInteger(10, arch);
-  return arch;
+  if (target.empty())
+    target = "sm_80";
+  int arch = 0;
+  StringRef digits = target;
+  if (digits.consume_front("sm_"))
+    (void)digits.take_while(llvm::isDigit).getAsInteger(10, arch);
+  return {target, arch};
 }
 } // namespace
 
@@ -193,12 +198,30 @@ ModuleEmitter::streamTiles(KernelOp kernel, Type element, int64_t headDim) {
     return exec::StreamTilesAttr::get(context, kCppQueryRows, kCppKeyTile,
                                       kCppKeyTile, kCppQueryRows, 0, 1);
   int bytes = element.isF32() ? 4 : 2;
-  sluice_stream_cuda_tiles tiles = sluice_stream_cuda_tiles_for(
-      targetArch(module, cudaArch), bytes, headDim);
-  if (tiles.warps == 0)
-    return kernel.emitOpError()
-           << "is a streaming kernel with head dim " << headDim
-           << "; the CUDA streaming kernels take at most 128";
+  auto [target, arch] = targetArch(module, cudaArch);
+  sluice_stream_cuda_tiles tiles =
+      sluice_stream_cuda_tiles_for(arch, bytes, headDim);
+  if (tiles.warps == 0) {
+    InFlightDiagnostic diag = kernel.emitOpError()
+                              << "is a streaming kernel with head dim "
+                              << headDim << " of " << element << " for '"
+                              << target << "': ";
+    int limit = sluice_cuda_block_smem_limit(arch);
+    if (headDim > SLUICE_STREAM_MAX_HEAD_DIM)
+      diag << "the CUDA streaming kernels take head dims up to "
+           << SLUICE_STREAM_MAX_HEAD_DIM;
+    else if (limit == 0)
+      diag << "the CUDA streaming kernels know the per-block shared-memory "
+              "limit of compute capabilities 7.5, 8.0, 8.6, 8.7, 8.9, 9.0, "
+              "10.x, 11.0 and 12.x only";
+    else if (bytes == 2)
+      diag << "f16/bf16 streaming kernels need sm_80 or newer "
+              "(mma.sync.m16n8k16)";
+    else
+      diag << "no tiles of the CUDA streaming kernels fit the " << limit
+           << " bytes of shared memory of a block";
+    return diag << " (--fuse-streaming=off keeps the unfused kernels)";
+  }
   return exec::StreamTilesAttr::get(context, 16 * tiles.warps, tiles.key_tile,
                                     16 * tiles.warps, tiles.query_tile,
                                     tiles.head_dim, 32 * tiles.warps);

@@ -1,6 +1,7 @@
 // Every CUDA streaming attention kernel the emitter can pick for one
-// architecture (ARCH = 80, 90, ...): the forward and the backward for f16,
-// bf16 and f32 at each padded head dim, with the tiles of
+// architecture (ARCH = 80, 90, ..., the compute capability nvcc compiles
+// for): the forward and the backward for f16, bf16 (sm_80 and newer) and
+// f32 at each padded head dim, with the tiles of
 // sluice_stream_cuda_tiles_for. test/Runtime/stream-cuda-*.test compile it
 // with ptxas -v and check that no kernel spills; the static_asserts check
 // that every kernel's dynamic shared memory fits one block.
@@ -10,16 +11,25 @@
 #error "compile with -DARCH=<compute capability, e.g. 80>"
 #endif
 
-// The most dynamic shared memory a block can opt into (the CUDA
-// programming guide's table of compute capabilities): every kernel's tiles
-// must fit, else its launch fails.
-#if ARCH == 80
+// The most dynamic shared memory a block can opt into, transcribed here
+// from the NVIDIA CUDA C++ Programming Guide ("Compute Capabilities", Table
+// 31 "Memory Information per Compute Capability", row "Maximum amount of
+// shared memory per thread block"; KB = 1024 bytes) rather than taken from
+// sluice_stream.h, so that the header's table is checked against it: every
+// kernel's tiles must fit, else its launch fails.
+#if ARCH == 75
+#define SLUICE_SMEM_LIMIT (64 * 1024)
+#elif ARCH == 80 || ARCH == 87
 #define SLUICE_SMEM_LIMIT (163 * 1024)
-#elif ARCH == 90
+#elif ARCH == 86 || ARCH == 89 || ARCH == 120 || ARCH == 121
+#define SLUICE_SMEM_LIMIT (99 * 1024)
+#elif ARCH == 90 || ARCH == 100 || ARCH == 103 || ARCH == 110
 #define SLUICE_SMEM_LIMIT (227 * 1024)
 #else
 #error "no per-block shared-memory limit known for this ARCH"
 #endif
+static_assert(sluice_cuda_block_smem_limit(ARCH) == SLUICE_SMEM_LIMIT,
+              "sluice_stream.h's shared-memory limit differs from the guide's");
 
 #define SLUICE_TILES(T, HD) sluice_stream_cuda_tiles_for(ARCH, sizeof(T), HD)
 #define SLUICE_INSTANTIATE(T, HD)                                              \
@@ -55,6 +65,13 @@
   SLUICE_INSTANTIATE(T, 64)                                                    \
   SLUICE_INSTANTIATE(T, 128)
 
+// f16/bf16 run on tensor cores through mma.sync.m16n8k16 (sm_80 and
+// newer); sluice_stream_cuda_tiles_for picks nothing for them before.
+#if ARCH >= 80
 SLUICE_INSTANTIATE_TYPE(sluice_f16)
 SLUICE_INSTANTIATE_TYPE(sluice_bf16)
+#else
+static_assert(SLUICE_TILES(sluice_f16, 32).warps == 0,
+              "no f16/bf16 tiles before sm_80");
+#endif
 SLUICE_INSTANTIATE_TYPE(float)
