@@ -137,7 +137,8 @@ def cu_kernels(text):
     for m in re.finditer(r"^// kernel '([^']*)' \(([^)]*)\)[^:\n]*: ([^\n]*)\n"
                          r"(?://[^\n]*\n)*"
                          r"(?:template <bool Aligned>\n)?"
-                         r"__global__ void __launch_bounds__\((\d+)\) "
+                         r"__global__ void "
+                         r"__launch_bounds__\((\d+)(?:, \d+)?\) "
                          r"(\w+)\(", text, re.M):
         name = m.group(5)
         header = text[m.start():m.end()]
@@ -165,8 +166,10 @@ def cu_kernels(text):
     for m in re.finditer(r"\b(\w+)(?:<false>\))?<<<(\d+), (\d+)", text):
         if m.group(1) in info:
             info[m.group(1)]["grid"] = int(m.group(2))
-    # A column reduction's first stage: dim3(column tiles, row chunks).
-    for m in re.finditer(r"\b(\w+)<<<dim3\((\d+), (\d+)\)", text):
+    # A column reduction's first stage: dim3(column tiles, row chunks)
+    # (a vectorized one launched as `(... ? k<true> : k<false>)<<<dim3`).
+    for m in re.finditer(r"\b(\w+)(?:<false>\))?<<<dim3\((\d+), (\d+)\)",
+                         text):
         if m.group(1) in info:
             info[m.group(1)]["grid"] = int(m.group(2)) * int(m.group(3))
     return info

@@ -117,9 +117,10 @@ def Exec_ScheduleAttr : AttrDef<Exec_Dialect, "Schedule"> {
     reductions"): a two-stage reduction over the `inner` dims (rows) for
     each point of the `outer` dims (columns). Stage 1 runs on a grid of
     `grid` column tiles x `row_chunks` row chunks, blocks of
-    `threads / rows` columns (threadIdx.x) x `rows` rows (threadIdx.y);
-    stage 2 (the kernel `<name>_total`) on `grid` blocks of
-    `threads / rows` threads. `row_chunks` and `rows` are 0 (and not
+    `threads / rows` lanes (threadIdx.x, each `vector` consecutive
+    columns; the last outer dim is the vector dim) x `rows` rows
+    (threadIdx.y); stage 2 (the kernel `<name>_total`) on `grid` blocks of
+    `threads / rows x vector` threads, one per column. `row_chunks` and `rows` are 0 (and not
     printed) for the other modes.
 
     ```mlir

@@ -49,7 +49,7 @@
 // a column reduction (u contiguous), its 6 rows one chunk
 // (emit-column-reduction.mlir has the details).
 // CUDA-LABEL: sluice_kernel_3_d_w1_bgrad(
-// CUDA: partials[((int64_t)0 + blockIdx.y) * 16LL + o] = total0;
+// CUDA: partials[((int64_t)0 + blockIdx.y) * 16LL + oc] = total0;
 // CUDA-LABEL: sluice_kernel_3_d_w1_bgrad_total(
 // The scratch region: the plan's buffers, then the cuBLASLt workspace.
 // CUDA-LABEL: static int sluice_fused_init(
@@ -67,7 +67,7 @@
 // CUDA: SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_desc_0, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias))
 // CUDA: SLUICE_CHECK_CUBLAS(cublasLtMatmul(ctx->lt, ctx->lt_desc_0, &alpha, args->w1, ctx->lt_a_0, args->x, ctx->lt_b_0, &beta, args->h, ctx->lt_c_0, args->h, ctx->lt_c_0, algo, ctx->workspace, ctx->workspace_bytes, stream)
 // CUDA: cublasGemmStridedBatchedEx(ctx->blas, CUBLAS_OP_N, CUBLAS_OP_T, 40, 16, 6, &alpha, args->x, CUDA_R_32F, 40, 0LL, args->dy, CUDA_R_32F, 16, 0LL, &beta, args->dw, CUDA_R_32F, 40, 0LL, 1, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)
-// CUDA: sluice_kernel_3_d_w1_bgrad<<<dim3(1, 1), dim3(32, 8), 0, stream>>>((const float *)(args->dy), (float *)(args->db), args->seed, (float *)ctx->workspace);
+// CUDA: (sluice_aligned16(args->dy) && sluice_aligned16(args->db) ? sluice_kernel_3_d_w1_bgrad<true> : sluice_kernel_3_d_w1_bgrad<false>)<<<dim3(1, 1), dim3(8, 32), 0, stream>>>((const float *)(args->dy), (float *)(args->db), args->seed, (float *)ctx->workspace);
 // CUDA: sluice_kernel_3_d_w1_bgrad_total<<<1, 32, 0, stream>>>((const float *)(args->dy), (float *)(args->db), args->seed, (float *)ctx->workspace);
 // CUDA-LABEL: extern "C" int sluice_num_phases(void) { return 1; }
 // CUDA: {"y", 0, 3, sluice_dims_0_6, 1},

@@ -4,22 +4,25 @@
 // over (b, j) of [b, j, u]). Both targets take blocks of consecutive columns
 // (outer points) and stream over the rows (inner points), so each row is
 // read as one contiguous run (docs/Codegen.md, "Column reductions"); one
-// point's statements and one column's totals are the same code for both.
+// column's totals are the same code for both.
 //
 // CPU: each task takes a block of columns, a SIMD loop over them
 // accumulating one partial per column as it streams over all the rows.
 //
 // CUDA, two stages (as Apex's layer-norm gradients do): a block takes a tile
-// of columns (threadIdx.x, so a warp reads one contiguous run of a row) and
-// a chunk of the rows (blockIdx.y; threadIdx.y strides within it); its
-// threads' f32 partials combine across threadIdx.y in shared memory into
-// one partial per (chunk, column) in the workspace; a second kernel sums
-// each column's partials in chunk order (deterministic) and computes what
-// follows the totals. A second kernel rather than the last-arriving block
-// (__threadfence and an atomic counter per tile): the counters would be
-// state that must start at zero in a scratch region which create_shared
-// lets several contexts share; the second launch costs a few microseconds
-// and keeps both stages plain.
+// of columns (threadIdx.x, each thread V consecutive columns read and
+// written with one vector access per tensor and row, so a row's lanes read
+// one contiguous run) and a chunk of the rows (blockIdx.y; threadIdx.y
+// strides within it); a row's body is the element-wise and row kernels'
+// group body, with the vector dim the columns (four-wide Philox draws
+// included); the threads' f32 partials combine across threadIdx.y in
+// shared memory into one partial per (chunk, column) in the workspace; a
+// second kernel sums each column's partials in chunk order (deterministic)
+// and computes what follows the totals. A second kernel rather than the
+// last-arriving block (__threadfence and an atomic counter per tile): the
+// counters would be state that must start at zero in a scratch region
+// which create_shared lets several contexts share; the second launch costs
+// a few microseconds and keeps both stages plain.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +39,12 @@ using namespace mlir::sluice::emit;
 static constexpr int64_t kColumnUnit = 16;
 /// At most this many columns per block (the partials stay in L1/L2).
 static constexpr int64_t kMaxColumns = 4096;
+
+/// The combine call of `reduce` up to its first argument.
+static const char *combineCall(ReduceOp reduce) {
+  return reduce.getKind() == ReduceKind::max ? "sluice_max_combine("
+                                             : "sluice_sum_combine(";
+}
 
 bool CoreEmitter::fullTensorsContiguousInOuter() const {
   size_t rank = s.outerDims.size() + s.innerDims.size();
@@ -180,10 +189,8 @@ LogicalResult CoreEmitter::emitColumnPoint(
       continue;
     if (auto reduce = llvm::dyn_cast<ReduceOp>(op)) {
       std::string acc = accumulator(reduce);
-      os << indent << acc << " = "
-         << (reduce.getKind() == ReduceKind::max ? "sluice_max_combine("
-                                                 : "sluice_sum_combine(")
-         << acc << ", " << use(reduce.getInput(), false) << ");\n";
+      os << indent << acc << " = " << combineCall(reduce) << acc << ", "
+         << use(reduce.getInput(), false) << ");\n";
     } else if (failed(emitOp(op, false, indent))) {
       return failure();
     }
@@ -242,13 +249,62 @@ LogicalResult CoreEmitter::emitColumnBlocks() {
   return success();
 }
 
-/// CUDA: columns per block (one warp's width: a warp reads 128 contiguous
-/// bytes of an f32 row) and threads over the rows within a block.
-static constexpr int64_t kColumnTile = 32;
-static constexpr int64_t kRowsPerBlock = 8;
-/// CUDA: rows a chunk covers at least (4 per thread), so that a column's
-/// partials stay few where the columns alone fill the device.
-static constexpr int64_t kMinChunkRows = 4 * kRowsPerBlock;
+/// CUDA: threads per column block.
+static constexpr int64_t kColumnThreads = 256;
+/// CUDA: the contiguous bytes of a row a block's lanes read together at
+/// least (one 128-byte line, whole 32-byte sectors), when a row of the
+/// block's columns is that long.
+static constexpr int64_t kRowRunBytes = 128;
+/// CUDA: rows a thread covers at least, so that a column's partials stay
+/// few where the columns alone fill the device.
+static constexpr int64_t kMinRowsPerThread = 4;
+/// CUDA: the static shared memory a block's partials may take.
+static constexpr int64_t kMaxCombineBytes = 48 << 10;
+/// CUDA: at most this many f32 values per thread a row's group body holds
+/// per column (V x (reductions + tensors accessed along the columns)).
+/// Measured with ptxas -v on the examples: BERT-large's layer-norm
+/// backward + dgamma/dbeta (3 reductions, 5 f16 tensors) took 80 registers
+/// and spilled at V = 8 (64), 51 at V = 4 (32); GPT-2-medium's (3
+/// reductions, 7 tensors) 58 to 71 at V = 4 (40), 64 without spills under
+/// the 64-register launch bound (kColumnMinBlocks).
+static constexpr int64_t kMaxColumnValues = 40;
+/// CUDA: the blocks per SM a stage-1 column kernel's launch bound asks for:
+/// 4 x 256 threads leave ptxas 64 registers per thread, the static checks'
+/// limit (without it ptxas took up to 71 where the estimate allowed).
+static constexpr int64_t kColumnMinBlocks = 4;
+
+/// CUDA: what a column tile's first stage reads or writes along the
+/// columns (inputs and full-domain outputs whose innermost dim is the last
+/// outer dim, not bit-packed; the outer outputs are written by the totals
+/// kernel).
+struct ColumnTensors {
+  /// The widest element, in bytes (0 if there is none).
+  int64_t widest = 0;
+  int64_t count = 0;
+};
+
+static ColumnTensors columnTensors(const FusedGroup &group) {
+  StringRef column = group.schedule.outerDims.back();
+  ColumnTensors tensors;
+  auto consider = [&](Value value, bool packed) {
+    auto type = llvm::cast<NamedTensorType>(value.getType());
+    if (packed || type.getRank() == 0 ||
+        type.getDimNames().back().getValue() != column)
+      return;
+    tensors.widest =
+        std::max<int64_t>(tensors.widest, type.getElementByteWidth());
+    ++tensors.count;
+  };
+  for (auto [value, packed] : llvm::zip_equal(group.inputs, group.inputPacked))
+    consider(value, packed);
+  int64_t fullRank = static_cast<int64_t>(group.schedule.outerDims.size() +
+                                          group.schedule.innerDims.size());
+  for (auto [value, packed] :
+       llvm::zip_equal(group.outputs, group.outputPacked))
+    if (llvm::cast<NamedTensorType>(value.getType()).getRank() == fullRank)
+      consider(value, packed);
+  return tensors;
+}
 
 void mlir::sluice::emit::scheduleColumnReduction(FusedGroup &group,
                                                  const ColumnDevice &device) {
@@ -259,15 +315,35 @@ void mlir::sluice::emit::scheduleColumnReduction(FusedGroup &group,
   KernelSchedule &s = group.schedule;
   int64_t reduces = llvm::count_if(
       group.ops, [](Operation *op) { return llvm::isa<ReduceOp>(op); });
-  int64_t threads = kColumnTile * kRowsPerBlock;
-  int64_t tiles = llvm::divideCeilSigned(s.outerCount, kColumnTile);
+  // Consecutive columns per thread: 16 bytes of the widest element read or
+  // written along the columns (one 128-bit access per tensor and row), or
+  // 8 or 4 bytes' worth when the column extent does not divide by that or
+  // the values a thread holds per row would not fit in registers, and no
+  // more than the block's partials fit in shared memory.
+  ColumnTensors tensors = columnTensors(group);
+  int64_t widest = tensors.widest;
+  int64_t width = 1;
+  for (int64_t candidate = widest ? 16 / widest : 1; candidate > 1;
+       candidate /= 2)
+    if (s.outerSizes.back() % candidate == 0 &&
+        candidate * (reduces + tensors.count) <= kMaxColumnValues &&
+        reduces * kColumnThreads * candidate * 4 <= kMaxCombineBytes) {
+      width = candidate;
+      break;
+    }
+  // Lanes along a row: enough for one 128-byte run of the widest tensor,
+  // at most a warp; the block's other threads take other rows.
+  int64_t lanes = std::min<int64_t>(
+      32, kRowRunBytes / (width * std::max<int64_t>(widest, 1)));
+  int64_t rows = kColumnThreads / lanes;
+  int64_t tiles = llvm::divideCeilSigned(s.outerCount, lanes * width);
   // Enough blocks for every SM's threads at full occupancy, as many row
   // chunks as that needs (no more than the rows allow, nor than fit the
   // workspace), then as few as cover the rows with that many per chunk.
-  int64_t wanted = device.smCount * (device.maxThreadsPerSm / threads);
+  int64_t wanted = device.smCount * (device.maxThreadsPerSm / kColumnThreads);
   int64_t chunks = std::max<int64_t>(1, llvm::divideCeilSigned(wanted, tiles));
-  chunks =
-      std::min(chunks, llvm::divideCeilSigned(s.innerCount, kMinChunkRows));
+  chunks = std::min(
+      chunks, llvm::divideCeilSigned(s.innerCount, kMinRowsPerThread * rows));
   chunks = std::min<int64_t>(chunks, kCudaWorkspaceBytes /
                                          (4 * reduces * s.outerCount));
   chunks = std::min<int64_t>(chunks, 65535); // gridDim.y
@@ -277,42 +353,34 @@ void mlir::sluice::emit::scheduleColumnReduction(FusedGroup &group,
   s.mode = ScheduleMode::ColumnBlock;
   s.gridSize = tiles;
   s.rowChunks = llvm::divideCeilSigned(s.innerCount, chunkRows);
-  s.rowsPerBlock = kRowsPerBlock;
-  s.threadsPerBlock = threads;
-  s.vectorWidth = 1;
-  s.elementsPerThread = 1;
+  s.rowsPerBlock = rows;
+  s.threadsPerBlock = kColumnThreads;
+  s.vectorWidth = width;
+  s.elementsPerThread = width;
   s.reduction = ReductionStrategy::Block;
 }
 
+std::string CoreEmitter::columnPartial(size_t k, StringRef chunk,
+                                       StringRef column) const {
+  return "partials[((int64_t)" + std::to_string(k * s.rowChunks) + " + " +
+         chunk.str() + ") * " + std::to_string(s.outerCount) + "LL + " +
+         column.str() + "]";
+}
+
 LogicalResult CoreEmitter::emitColumnTiles() {
-  int64_t tile = s.threadsPerBlock / s.rowsPerBlock;
+  int64_t lanes = s.threadsPerBlock / s.rowsPerBlock;
+  int64_t columns = lanes * vectorWidth;
   int64_t chunkRows = llvm::divideCeilSigned(s.innerCount, s.rowChunks);
   std::string outer = std::to_string(s.outerCount) + "LL";
   SmallVector<ReduceOp> reduces = reduceOps();
-  auto accumulator = [&](ReduceOp reduce) {
-    return "acc_" + valueName(reduce.getResult());
-  };
-  // Reduction k's partial of column o from row chunk `chunk`.
-  auto partial = [&](size_t k, StringRef chunk) {
-    return "partials[((int64_t)" + std::to_string(k * s.rowChunks) + " + " +
-           chunk.str() + ") * " + outer + " + o]";
-  };
-  auto combine = [](ReduceOp reduce) {
-    return reduce.getKind() == ReduceKind::max ? "sluice_max_combine("
-                                               : "sluice_sum_combine(";
-  };
 
   // Stage 1: rows [blockIdx.y * chunkRows, +chunkRows) of the tile's
-  // columns; threadIdx.x is the column, so a warp's loads of one row are
-  // consecutive addresses.
-  emitSignature("", s.threadsPerBlock);
-  os << "  __shared__ float sluice_column_scratch[" << reduces.size() << "]["
-     << s.rowsPerBlock << "][" << tile << "];\n"
-     << "  const int64_t o = (int64_t)blockIdx.x * " << tile
-     << " + threadIdx.x;\n";
-  for (ReduceOp reduce : reduces)
-    os << "  float " << accumulator(reduce) << " = "
-       << (reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f") << ";\n";
+  // columns; thread x takes `vectorWidth` consecutive columns, so a row's
+  // lanes read consecutive addresses, one access per tensor and row.
+  emitSignature("", s.threadsPerBlock, vectorWidth > 1, kColumnMinBlocks);
+  os << "  const int64_t o = ((int64_t)blockIdx.x * " << lanes
+     << " + threadIdx.x) * " << vectorWidth << "LL;\n";
+  emitAccumulators(reduces, "  ");
   os << "  if (o < " << outer << ") {\n";
   emitDecompose("o", s.outerDims, s.outerSizes, "    ");
   os << "    const int64_t r_begin = (int64_t)blockIdx.y * " << chunkRows
@@ -324,41 +392,62 @@ LogicalResult CoreEmitter::emitColumnTiles() {
      << s.rowsPerBlock << ") {\n";
   emitDecompose("r0", s.innerDims, s.innerSizes, "      ");
   linearColumns = true;
-  if (failed(emitColumnPoint(accumulator, "      ")))
+  if (failed(emitGroupBody(0, "      ")))
     return failure();
   os << "    }\n  }\n";
-  // The block's threadIdx.y partials, combined in a fixed order.
-  for (auto [k, reduce] : llvm::enumerate(reduces))
-    os << "  sluice_column_scratch[" << k
-       << "][threadIdx.y][threadIdx.x] = " << accumulator(reduce) << ";\n";
-  os << "  __syncthreads();\n"
-     << "  if (threadIdx.y == 0 && o < " << outer << ") {\n";
-  for (auto [k, reduce] : llvm::enumerate(reduces))
-    os << "    float total" << k << " = sluice_column_scratch[" << k
-       << "][0][threadIdx.x];\n"
-       << "    for (int y = 1; y < " << s.rowsPerBlock << "; ++y)\n"
-       << "      total" << k << " = " << combine(reduce) << "total" << k
-       << ", sluice_column_scratch[" << k << "][y][threadIdx.x]);\n"
-       << "    " << partial(k, "blockIdx.y") << " = total" << k << ";\n";
-  os << "  }\n}\n\n";
+  emitColumnTileCombine(columns);
+  os << "}\n\n";
 
   // Stage 2: each column's partials in chunk order, then the column.
-  emitSignature("_total", tile);
-  os << "  const int64_t o = (int64_t)blockIdx.x * " << tile
+  emitSignature("_total", columns, /*alignedVariants=*/false);
+  os << "  const int64_t o = (int64_t)blockIdx.x * " << columns
      << " + threadIdx.x;\n"
      << "  if (o >= " << outer << ")\n    return;\n";
   emitDecompose("o", s.outerDims, s.outerSizes, "  ");
   // (Unrolled 4 deep, not fully: a full unroll keeps every chunk's load
   // in flight, 64 registers for three reductions of 33 chunks.)
+  auto total = [&](ReduceOp reduce) {
+    return "acc_" + valueName(reduce.getResult());
+  };
   for (auto [k, reduce] : llvm::enumerate(reduces))
-    os << "  float " << accumulator(reduce) << " = " << partial(k, "0") << ";\n"
+    os << "  float " << total(reduce) << " = " << columnPartial(k, "0", "o")
+       << ";\n"
        << "  #pragma unroll 4\n"
        << "  for (int c = 1; c < " << s.rowChunks << "; ++c)\n"
-       << "    " << accumulator(reduce) << " = " << combine(reduce)
-       << accumulator(reduce) << ", " << partial(k, "c") << ");\n";
-  if (failed(emitColumnTotals(accumulator, "  ")))
+       << "    " << total(reduce) << " = " << combineCall(reduce)
+       << total(reduce) << ", " << columnPartial(k, "c", "o") << ");\n";
+  if (failed(emitColumnTotals(total, "  ")))
     return failure();
   linearColumns = false;
   os << "}\n\n";
   return success();
+}
+
+void CoreEmitter::emitColumnTileCombine(int64_t columns) {
+  SmallVector<ReduceOp> reduces = reduceOps();
+  int64_t lanes = s.threadsPerBlock / s.rowsPerBlock;
+  os << "  __shared__ float sluice_column_scratch[" << reduces.size() << "]["
+     << s.rowsPerBlock << "][" << columns << "];\n";
+  for (auto [k, reduce] : llvm::enumerate(reduces))
+    os << "  #pragma unroll\n"
+       << "  for (int v = 0; v < " << vectorWidth << "; ++v)\n"
+       << "    sluice_column_scratch[" << k << "][threadIdx.y][threadIdx.x * "
+       << vectorWidth << " + v] = acc_" << valueName(reduce.getResult())
+       << "[v];\n";
+  // One thread per column sums its threadIdx.y partials in that order.
+  os << "  __syncthreads();\n"
+     << "  for (int c = threadIdx.y * " << lanes << " + threadIdx.x; c < "
+     << columns << "; c += " << s.threadsPerBlock << ") {\n"
+     << "    const int64_t oc = (int64_t)blockIdx.x * " << columns << " + c;\n"
+     << "    if (oc >= " << s.outerCount << "LL)\n"
+     << "      break;\n";
+  for (auto [k, reduce] : llvm::enumerate(reduces))
+    os << "    float total" << k << " = sluice_column_scratch[" << k
+       << "][0][c];\n"
+       << "    for (int y = 1; y < " << s.rowsPerBlock << "; ++y)\n"
+       << "      total" << k << " = " << combineCall(reduce) << "total" << k
+       << ", sluice_column_scratch[" << k << "][y][c]);\n"
+       << "    " << columnPartial(k, "blockIdx.y", "oc") << " = total" << k
+       << ";\n";
+  os << "  }\n";
 }

@@ -46,6 +46,16 @@ public:
 private:
   bool isCuda() const { return target == EmitTarget::Cuda; }
   bool isRowBlock() const { return s.mode == ScheduleMode::RowBlock; }
+  /// A CUDA column tile (ColumnBlock schedule): its `v` loop runs over a
+  /// thread's consecutive columns, not along a row.
+  bool isColumnTile() const { return s.mode == ScheduleMode::ColumnBlock; }
+  /// The dim a `v` loop advances along: the last outer dim (the columns)
+  /// in a column tile, else the innermost inner dim.
+  StringRef vectorDim() const {
+    if (isColumnTile())
+      return s.outerDims.back();
+    return s.innerDims.empty() ? StringRef() : StringRef(s.innerDims.back());
+  }
   /// The points one `v` loop covers: the schedule's (16 bytes) on CUDA;
   /// on the CPU 128 points when the schedule vectorizes and the innermost
   /// extent allows, else 32, 16 or 8: GCC fully unrolls constant loops of
@@ -61,10 +71,11 @@ private:
         return width;
     return schedule.vectorWidth;
   }
-  /// Per-lane partial results of the reductions on the CPU: the `v` loop
+  /// Per-lane partial results of the reductions on the CPU (the `v` loop
   /// is a SIMD loop, so each lane accumulates its own and the lanes
-  /// combine after the row.
-  bool usesLaneAccumulators() const { return !isCuda(); }
+  /// combine after the row) and in a column tile (each of a thread's
+  /// columns has its own sum).
+  bool usesLaneAccumulators() const { return !isCuda() || isColumnTile(); }
   /// Threads of the inner extent on this target (the CPU runs one).
   int64_t threads() const { return isCuda() ? s.threadsPerBlock : 1; }
   /// Vector groups a thread covers.
@@ -79,11 +90,11 @@ private:
     return llvm::isa<ReduceOp>(op) || domainOf(op, s) == OpDomain::Outer;
   }
   /// The index variable of dim `name` (inside the vector loop, the
-  /// innermost dim advances with `v`).
+  /// vector dim advances with `v`).
   std::string indexOf(StringRef name, bool inVectorLoop) const {
     std::string var = "i_" + identifier(name);
-    if (inVectorLoop && !s.innerDims.empty() && s.innerDims.back() == name &&
-        vectorWidth > 1)
+    if (inVectorLoop && vectorWidth > 1 && !vectorDim().empty() &&
+        vectorDim() == name)
       return "(" + var + " + v)";
     return var;
   }
@@ -93,8 +104,9 @@ private:
   /// (dialects/sluice/DropoutOrder.h).
   std::string canonicalIndex(NamedTensorType type, bool inVectorLoop) const;
   /// True if `mask` is drawn four elements per Philox call in a vector
-  /// group: its innermost dim is the vector dim, and both the vector width
-  /// and that dim's size divide by 4 (so a group starts a Philox block).
+  /// group: its innermost dim is the vector dim (vectorDim), and both the
+  /// vector width and that dim's size divide by 4 (so a group starts a
+  /// Philox block).
   bool drawsFourWide(RandomMaskOp mask) const;
   /// Before a vector group's loop: the keep bits of the stage's four-wide
   /// masks, one sluice_dropout_keep4 per four elements.
@@ -202,11 +214,20 @@ private:
   emitColumnTotals(llvm::function_ref<std::string(ReduceOp)> total,
                    StringRef indent);
   /// CUDA column reductions in two stages (a ColumnBlock schedule): the
-  /// kernel accumulates each thread's rows of its column, combines the
-  /// block's threadIdx.y partials in shared memory and writes one f32
-  /// partial per (row chunk, column) to `partials`; `<name>_total` sums
-  /// each column's partials in chunk order and finishes the column.
+  /// kernel accumulates each thread's rows of its `vector` consecutive
+  /// columns (one group body per row: vector loads and stores, four-wide
+  /// draws), combines the block's threadIdx.y partials in shared memory
+  /// and writes one f32 partial per (row chunk, column) to `partials`;
+  /// `<name>_total` sums each column's partials in chunk order and
+  /// finishes the column.
   LogicalResult emitColumnTiles();
+  /// The stage-1 half of emitColumnTiles after the rows: the block's
+  /// threadIdx.y partials of each of its `columns` columns combined in
+  /// threadIdx.y order into `partials`.
+  void emitColumnTileCombine(int64_t columns);
+  /// Reduction k's partial of column `column` from row chunk `chunk` (C
+  /// expressions) in the workspace.
+  std::string columnPartial(size_t k, StringRef chunk, StringRef column) const;
   /// CPU column reductions as blocked partial sums: each task takes a block
   /// of consecutive outer points (columns) and streams over the rows
   /// (inner points), a SIMD loop over the block's columns accumulating one
@@ -216,10 +237,13 @@ private:
   /// domain, each at its offset (no vector loop).
   void emitOutputStores(bool outer, StringRef indent);
   /// The kernel's signature up to its opening brace: inputs, outputs, the
-  /// dropout seed (CUDA: the Aligned variant, __restrict__, `threads` as
-  /// the launch bound, and for a ColumnBlock schedule the `partials`
-  /// workspace); the function's name is the group's with `suffix`.
-  void emitSignature(StringRef suffix, int64_t threads);
+  /// dropout seed (CUDA: with `alignedVariants` a template over the
+  /// Aligned variant, __restrict__, `threads` (and `minBlocks` per SM, if
+  /// positive) as the launch bounds, and for a ColumnBlock schedule the
+  /// `partials` workspace); the function's name is the group's with
+  /// `suffix`.
+  void emitSignature(StringRef suffix, int64_t threads, bool alignedVariants,
+                     int64_t minBlocks = 0);
   /// Element-wise schedules: every thread takes `vectorWidth` contiguous
   /// points per step.
   LogicalResult emitElementwise();
@@ -230,8 +254,9 @@ private:
   /// has full-domain work) its loop over the thread's vector groups and the
   /// totals of the reductions it feeds.
   LogicalResult emitRowStage(unsigned stage);
-  /// The accumulators of `reduces` (per lane on the CPU).
-  void emitAccumulators(ArrayRef<ReduceOp> reduces);
+  /// The accumulators of `reduces` (per lane on the CPU and in a column
+  /// tile).
+  void emitAccumulators(ArrayRef<ReduceOp> reduces, StringRef indent);
   /// The totals of `reduces`: on the CPU the lanes combined pairwise (a
   /// tree of SIMD steps; in lane order when the width is not a power of
   /// 2), on CUDA across the block's threads; rounded to the result's type.

@@ -96,8 +96,8 @@ std::string CoreEmitter::offsetIn(NamedTensorType type,
   if (linearColumns && endsWithOuterDims(type)) {
     // The trailing dims are the column dims in order: their offset is the
     // column `o` itself (no division back into dims, which GCC vectorizes
-    // as gathers).
-    expr = "o";
+    // as gathers); a column tile's `v` loop runs over the columns.
+    expr = inVectorLoop && isColumnTile() && vectorWidth > 1 ? "(o + v)" : "o";
     stride = s.outerCount;
     i -= static_cast<int>(s.outerDims.size());
   }
@@ -126,9 +126,8 @@ std::string CoreEmitter::canonicalIndex(NamedTensorType type,
 
 bool CoreEmitter::drawsFourWide(RandomMaskOp mask) const {
   NamedTensorType type = mask.getResult().getType();
-  return vectorWidth % 4 == 0 && type.getRank() > 0 &&
-         !s.innerDims.empty() &&
-         type.getDimNames().back().getValue() == s.innerDims.back() &&
+  return vectorWidth % 4 == 0 && type.getRank() > 0 && !vectorDim().empty() &&
+         type.getDimNames().back().getValue() == vectorDim() &&
          type.getSizes().back() % 4 == 0;
 }
 
@@ -251,7 +250,7 @@ LogicalResult CoreEmitter::emitOp(Operation *op, bool inVectorLoop,
 LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
   currentStage = stage;
   int64_t width = vectorWidth;
-  std::string innermost = s.innerDims.empty() ? "" : s.innerDims.back();
+  StringRef innermost = vectorDim();
   // Bit-packed tensors are read and written bit by bit. On the CPU an f32
   // tensor is read and written in place by the SIMD loop (`in0[... + v]`,
   // vector loads and stores), not staged through a `ld`/`st` array: GCC
@@ -268,6 +267,12 @@ LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
   auto isFullAtStage = [&](Operation *op) {
     return opStage.lookup(op) == stage && domainOf(op, s) == OpDomain::Full;
   };
+  // In a column tile the outer values vary with the column (`v`): the
+  // outer ops the reductions' inputs need run per column too.
+  auto isOuterPerColumn = [&](Operation *op) {
+    return isColumnTile() && !llvm::isa<ReduceOp>(op) &&
+           domainOf(op, s) == OpDomain::Outer && opStage.lookup(op) == 0;
+  };
   SmallVector<unsigned> fullOutputs;
   for (auto [index, output] : llvm::enumerate(group.outputs))
     if (!isOuterValue(output) && valueStage.lookup(output) == stage)
@@ -276,7 +281,8 @@ LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
   // Inputs read at this stage, loaded 16 bytes at a time where contiguous.
   llvm::SetVector<Value> used;
   for (Operation *op : group.ops)
-    if (isFullAtStage(op) && !llvm::isa<RelayoutOp>(op))
+    if ((isFullAtStage(op) || isOuterPerColumn(op)) &&
+        !llvm::isa<RelayoutOp>(op))
       for (Value operand : op->getOperands())
         if (inputIndex.count(resolve(operand)))
           used.insert(resolve(operand));
@@ -309,6 +315,9 @@ LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
     os << indent << "#pragma omp simd\n";
   os << indent << "for (int v = 0; v < " << width << "; ++v) {\n";
   std::string inner = (indent + "  ").str();
+  for (Operation *op : group.ops)
+    if (isOuterPerColumn(op) && failed(emitOp(op, true, inner)))
+      return failure();
   for (Operation *op : group.ops) {
     if (!isFullAtStage(op))
       continue;
@@ -410,15 +419,19 @@ void CoreEmitter::emitOutputStores(bool outer, StringRef indent) {
   }
 }
 
-void CoreEmitter::emitSignature(StringRef suffix, int64_t threads) {
+void CoreEmitter::emitSignature(StringRef suffix, int64_t threads,
+                                bool alignedVariants, int64_t minBlocks) {
   // CUDA: a kernel with vector groups has an aligned and an element-access
   // variant (the launcher picks one); parameters are __restrict__ when no
   // two of them overlap.
   std::string pointer = " *";
   if (isCuda()) {
-    if (s.vectorWidth > 1)
+    if (alignedVariants)
       os << "template <bool Aligned>\n";
-    os << "__global__ void __launch_bounds__(" << threads << ") ";
+    os << "__global__ void __launch_bounds__(" << threads;
+    if (minBlocks > 0)
+      os << ", " << minBlocks;
+    os << ") ";
     if (group.disjointPointers)
       pointer = " *__restrict__ ";
   } else {
@@ -442,7 +455,7 @@ LogicalResult CoreEmitter::emit() {
   assignStages();
   if (s.mode == ScheduleMode::ColumnBlock)
     return emitColumnTiles();
-  emitSignature("", s.threadsPerBlock);
+  emitSignature("", s.threadsPerBlock, s.vectorWidth > 1);
   if (!isCuda() && isColumnReduction())
     return emitColumnBlocks();
   return isRowBlock() ? emitRowBlocks() : emitElementwise();
@@ -517,7 +530,7 @@ LogicalResult CoreEmitter::emitRowStage(unsigned stage) {
     hasSegment |= !isOuterValue(output) && valueStage.lookup(output) == stage;
   if (!hasSegment)
     return success();
-  emitAccumulators(reduces);
+  emitAccumulators(reduces, "    ");
   // Unrolled when per-thread arrays are indexed by q (so they stay in
   // registers); otherwise one group at a time keeps register use low.
   if (isCuda())
@@ -534,18 +547,21 @@ LogicalResult CoreEmitter::emitRowStage(unsigned stage) {
   return success();
 }
 
-void CoreEmitter::emitAccumulators(ArrayRef<ReduceOp> reduces) {
+void CoreEmitter::emitAccumulators(ArrayRef<ReduceOp> reduces,
+                                   StringRef indent) {
   for (ReduceOp reduce : reduces) {
     const char *identity =
         reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f";
     std::string acc = "acc_" + valueName(reduce.getResult());
     if (!usesLaneAccumulators()) {
-      os << "    float " << acc << " = " << identity << ";\n";
+      os << indent << "float " << acc << " = " << identity << ";\n";
       continue;
     }
-    os << "    float " << acc << "[" << vectorWidth << "];\n"
-       << "    for (int v = 0; v < " << vectorWidth << "; ++v)\n"
-       << "      " << acc << "[v] = " << identity << ";\n";
+    // (Unrolled on CUDA, so the array stays in registers.)
+    os << indent << "float " << acc << "[" << vectorWidth << "];\n"
+       << (isCuda() ? indent.str() + "#pragma unroll\n" : "") << indent
+       << "for (int v = 0; v < " << vectorWidth << "; ++v)\n"
+       << indent << "  " << acc << "[v] = " << identity << ";\n";
   }
 }
 

@@ -215,6 +215,30 @@ LogicalResult printOperation(HostEmitter &emitter, exec::GemmOp op) {
   return success();
 }
 
+/// The kernel a launch calls: with vector accesses the kernel comes in two
+/// variants, and the launch picks the aligned one once, here, when every
+/// (non-packed) pointer is 16-byte aligned.
+FailureOr<std::string> launchedKernel(exec::LaunchOp op) {
+  std::string kernel = op.getKernel().str();
+  if (op.getSchedule().getVector() <= 1)
+    return kernel;
+  std::string condition;
+  SmallVector<Attribute> types(op.getInputTypes().getValue());
+  llvm::append_range(types, op.getOutputTypes().getValue());
+  for (auto [pointer, type] : llvm::zip_equal(
+           llvm::concat<Value>(op.getInputs(), op.getOutputs()), types)) {
+    if (llvm::cast<TypeAttr>(type).getValue().isInteger(1))
+      continue;
+    FailureOr<std::string> text = HostEmitter::pointer(pointer);
+    if (failed(text))
+      return failure();
+    condition +=
+        (condition.empty() ? "" : " && ") + ("sluice_aligned16(" + *text + ")");
+  }
+  return "(" + (condition.empty() ? std::string("true") : condition) + " ? " +
+         kernel + "<true> : " + kernel + "<false>)";
+}
+
 LogicalResult printOperation(HostEmitter &emitter, exec::LaunchOp op) {
   raw_indented_ostream &os = emitter.body();
   if (failed(printLaunchHeading(os, op, [&](StringRef pointer, int64_t bytes) {
@@ -224,49 +248,30 @@ LogicalResult printOperation(HostEmitter &emitter, exec::LaunchOp op) {
       })))
     return failure();
   exec::ScheduleAttr schedule = op.getSchedule();
+  FailureOr<std::string> kernel = launchedKernel(op);
+  if (failed(kernel))
+    return failure();
   if (schedule.getMode() == exec::ScheduleMode::column_block) {
     // Two stages: column tiles x row chunks write their partials to the
     // context's workspace (the cuBLASLt one: no GEMM runs in between on
-    // the stream); <kernel>_total sums each column's partials.
-    int64_t tile = schedule.getThreads() / schedule.getRows();
-    os << op.getKernel() << "<<<dim3(" << schedule.getGrid() << ", "
-       << schedule.getRowChunks() << "), dim3(" << tile << ", "
+    // the stream); <kernel>_total sums each column's partials, one thread
+    // per column of a tile (`vector` columns per stage-1 lane).
+    int64_t lanes = schedule.getThreads() / schedule.getRows();
+    os << *kernel << "<<<dim3(" << schedule.getGrid() << ", "
+       << schedule.getRowChunks() << "), dim3(" << lanes << ", "
        << schedule.getRows() << "), 0, stream>>>";
     if (failed(printLaunchArguments(os, op, "(float *)ctx->workspace")))
       return failure();
     os << "SLUICE_CHECK_LAUNCH(\"" << op.getLabel() << "\");\n"
-       << op.getKernel() << "_total<<<" << schedule.getGrid() << ", " << tile
-       << ", 0, stream>>>";
+       << op.getKernel() << "_total<<<" << schedule.getGrid() << ", "
+       << lanes * schedule.getVector() << ", 0, stream>>>";
     if (failed(printLaunchArguments(os, op, "(float *)ctx->workspace")))
       return failure();
     os << "SLUICE_CHECK_LAUNCH(\"" << op.getLabel() << " (column totals)\");\n";
     return success();
   }
-  // A kernel with vector accesses comes in two variants; the launch picks
-  // the aligned one once, here, when every (non-packed) pointer is 16-byte
-  // aligned.
-  if (op.getSchedule().getVector() > 1) {
-    os << "(";
-    bool first = true;
-    SmallVector<Attribute> types(op.getInputTypes().getValue());
-    llvm::append_range(types, op.getOutputTypes().getValue());
-    for (auto [pointer, type] : llvm::zip_equal(
-             llvm::concat<Value>(op.getInputs(), op.getOutputs()), types)) {
-      if (llvm::cast<TypeAttr>(type).getValue().isInteger(1))
-        continue;
-      FailureOr<std::string> text = HostEmitter::pointer(pointer);
-      if (failed(text))
-        return failure();
-      os << (first ? "" : " && ") << "sluice_aligned16(" << *text << ")";
-      first = false;
-    }
-    os << (first ? "true" : "") << " ? " << op.getKernel() << "<true> : "
-       << op.getKernel() << "<false>)";
-  } else {
-    os << op.getKernel();
-  }
-  os << "<<<" << op.getSchedule().getGrid() << ", "
-     << op.getSchedule().getThreads() << ", 0, stream>>>";
+  os << *kernel << "<<<" << schedule.getGrid() << ", " << schedule.getThreads()
+     << ", 0, stream>>>";
   if (failed(printLaunchArguments(os, op)))
     return failure();
   os << "SLUICE_CHECK_LAUNCH(\"" << op.getLabel() << "\");\n";

@@ -28,6 +28,14 @@
 // CHECK-NEXT: SLUICE_CHECK_LAUNCH("kernel 'k3' (fused: d_b)");
 // CHECK-NEXT: sluice_kernel_3_k3_total<<<2, 32, 0, stream>>>((const float *)((ctx->arena + 0ULL)), (float *)(args->z), args->seed, (float *)ctx->workspace);
 // CHECK-NEXT: SLUICE_CHECK_LAUNCH("kernel 'k3' (fused: d_b) (column totals)");
+// With vector groups (4 columns per thread), the first stage comes in two
+// variants picked like any other kernel's; the totals kernel takes one
+// thread per column of a tile (8 lanes x 4 = 32) and has no variants.
+// CHECK-NEXT: // kernel 'k4' (fused: d_b)
+// CHECK-NEXT: (sluice_aligned16((ctx->arena + 0ULL)) && sluice_aligned16(args->z) ? sluice_kernel_4_k4<true> : sluice_kernel_4_k4<false>)<<<dim3(2, 40), dim3(8, 32), 0, stream>>>((const float *)((ctx->arena + 0ULL)), (float *)(args->z), args->seed, (float *)ctx->workspace);
+// CHECK-NEXT: SLUICE_CHECK_LAUNCH("kernel 'k4' (fused: d_b)");
+// CHECK-NEXT: sluice_kernel_4_k4_total<<<2, 32, 0, stream>>>((const float *)((ctx->arena + 0ULL)), (float *)(args->z), args->seed, (float *)ctx->workspace);
+// CHECK-NEXT: SLUICE_CHECK_LAUNCH("kernel 'k4' (fused: d_b) (column totals)");
 // CHECK-NOT: SLUICE
 sluice_exec.entry @tiny_forward {
   %x = sluice_exec.arg "x"
@@ -56,4 +64,10 @@ sluice_exec.entry @tiny_forward {
       {input_types = [f32], output_types = [f32],
        clear_bytes = array<i64: 0>,
        label = "kernel 'k3' (fused: d_b)"}
+  sluice_exec.launch @sluice_kernel_4_k4
+      schedule <mode = column_block, reduction = block, grid = 2, threads = 256, vector = 4, elements_per_thread = 4, outer = ["u"], inner = ["b", "j"], row_chunks = 40, rows = 32>
+      (%t) -> (%z)
+      {input_types = [f32], output_types = [f32],
+       clear_bytes = array<i64: 0>,
+       label = "kernel 'k4' (fused: d_b)"}
 }

@@ -1,7 +1,7 @@
 // kernel 'k0' (fused: scale): element-wise, 256 threads, vector 4
 // 16-byte: in0 out0
 template <bool Aligned>
-__global__ void __launch_bounds__(256) sluice_kernel_0(const float *__restrict__ in0, float *__restrict__ out0, uint64_t seed) {
+__global__ void __launch_bounds__(256, 4) sluice_kernel_0(const float *__restrict__ in0, float *__restrict__ out0, uint64_t seed) {
 }
 
 // kernel 'k1' (fused: softmax): row blocks, 32 threads, vector 1
