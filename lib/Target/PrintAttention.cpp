@@ -84,8 +84,9 @@ LogicalResult printOperands(raw_indented_ostream &os, exec::AttentionOp op) {
   return success();
 }
 
-/// The runtime function and its template arguments.
-FailureOr<std::string> kernelCall(exec::AttentionOp op, bool cuda) {
+/// The runtime function and its template arguments (`sluice_stream_
+/// attention_fwd_cuda<T, ...>`, without the call's arguments).
+FailureOr<std::string> kernelFunction(exec::AttentionOp op, bool cuda) {
   exec::StreamTilesAttr tiles = op.getTiles();
   std::string name = "sluice_stream_attention_";
   name += op.getBackward() ? "bwd" : "fwd";
@@ -100,7 +101,7 @@ FailureOr<std::string> kernelCall(exec::AttentionOp op, bool cuda) {
                 "= key_tile, query_tile = query_rows)";
     add(tiles.getQueryRows());
     add(tiles.getKeyTile());
-    return name + ">(a);";
+    return name + ">";
   }
   int64_t warps = tiles.getThreads() / 32, headDim = tiles.getHeadDim();
   if (tiles.getThreads() % 32 || tiles.getQueryRows() != 16 * warps ||
@@ -115,16 +116,46 @@ FailureOr<std::string> kernelCall(exec::AttentionOp op, bool cuda) {
   if (op.getBackward())
     add(tiles.getQueryTile());
   add(headDim);
-  return name + ">(a, stream)";
+  return name + ">";
+}
+
+/// CUDA, at create: the device must give a block the shared memory the
+/// op's kernels ask for (a module runs on any GPU of its compute
+/// capability's major version, whose per-block limits differ).
+void printSharedMemoryCheck(HostEmitter &emitter, exec::AttentionOp op,
+                            StringRef function) {
+  raw_indented_ostream &os = emitter.create();
+  os << "// " << op.getLabel()
+     << ": the GPU must give a block its shared memory\n{\n";
+  os.indent() << "int device_ = 0, optin_ = 0;\n"
+              << "SLUICE_CHECK_CUDA(cudaGetDevice(&device_), "
+                 "\"cudaGetDevice\");\n"
+              << "SLUICE_CHECK_CUDA(cudaDeviceGetAttribute(&optin_, "
+                 "cudaDevAttrMaxSharedMemoryPerBlockOptin, device_), "
+                 "\"cudaDeviceGetAttribute\");\n"
+              << "const int needed_ = "
+              << function.take_until([](char c) { return c == '<'; }) << "_smem"
+              << function.drop_until([](char c) { return c == '<'; }) << "();\n"
+              << "if (needed_ > optin_)\n"
+              << "  return sluice_fail(ctx, SLUICE_ERROR_UNSUPPORTED, \"%s: %s "
+                 "(streaming attention) needs %d bytes of shared memory per "
+                 "block and this GPU lets a block use %d: compile the module "
+                 "for this GPU's architecture (sluicec --cuda-arch)\", "
+                 "phase, \""
+              << op.getLabel() << "\", needed_, optin_);\n";
+  os.unindent() << "}\n";
 }
 } // namespace
 
 LogicalResult mlir::sluice::target::printAttention(HostEmitter &emitter,
                                                    exec::AttentionOp op,
                                                    bool cuda) {
-  FailureOr<std::string> call = kernelCall(op, cuda);
-  if (failed(call))
+  FailureOr<std::string> function = kernelFunction(op, cuda);
+  if (failed(function))
     return failure();
+  std::string call = *function + (cuda ? "(a, stream)" : "(a);");
+  if (cuda)
+    printSharedMemoryCheck(emitter, op, *function);
   raw_indented_ostream &os = emitter.body();
   os << "// " << op.getLabel() << ": streaming attention, "
      << (op.getBackward() ? "backward" : "forward") << "\n{\n";
@@ -135,10 +166,9 @@ LogicalResult mlir::sluice::target::printAttention(HostEmitter &emitter,
   if (failed(printOperands(os, op)))
     return failure();
   if (cuda)
-    os << "SLUICE_CHECK_CUDA((" << *call << "), \"" << op.getLabel()
-       << "\");\n";
+    os << "SLUICE_CHECK_CUDA((" << call << "), \"" << op.getLabel() << "\");\n";
   else
-    os << *call << "\n";
+    os << call << "\n";
   os.unindent() << "}\n";
   return success();
 }

@@ -718,4 +718,23 @@ cudaError_t sluice_stream_attention_bwd_cuda(const sluice_stream_bwd_args &a,
                 32 * WARPS, gradKeySmem<T, WARPS, BMQ, HD>(), a, stream);
 }
 
+/// The most dynamic shared memory a block of the forward's / backward's
+/// launches asks for: what the device must let a block opt into
+/// (cudaDevAttrMaxSharedMemoryPerBlockOptin). A module compiled for sm_80
+/// runs on an sm_86 GPU, whose blocks get 99 KB instead of 163 KB: its
+/// create checks this first, so that mismatch is a clear error there
+/// rather than a failed launch later.
+template <typename T, int WARPS, int BN, int HD>
+constexpr int sluice_stream_attention_fwd_cuda_smem() {
+  return sluice_stream_cuda::forwardSmem<T, WARPS, BN, HD>();
+}
+
+template <typename T, int WARPS, int BN, int BMQ, int HD>
+constexpr int sluice_stream_attention_bwd_cuda_smem() {
+  return sluice_stream_cuda::gradQuerySmem<T, WARPS, BN, HD>() >
+                 sluice_stream_cuda::gradKeySmem<T, WARPS, BMQ, HD>()
+             ? sluice_stream_cuda::gradQuerySmem<T, WARPS, BN, HD>()
+             : sluice_stream_cuda::gradKeySmem<T, WARPS, BMQ, HD>();
+}
+
 #endif // SLUICE_STREAM_CUDA_CUH

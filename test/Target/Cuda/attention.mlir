@@ -3,6 +3,21 @@
 // op's tiles (warps, key tile, query tile for the backward, head dim) on
 // the stream, its launch error checked.
 // RUN: sluice-translate --sluice-to-cuda %s | FileCheck %s
+// RUN: sluice-translate --sluice-to-cuda %s | FileCheck %s --check-prefix=CREATE
+
+// At create, each op's shared memory against the device's per-block limit
+// (a module for sm_80 runs on sm_86 GPUs, whose blocks get less):
+// CREATE:      // kernel 'attn': the GPU must give a block its shared memory
+// CREATE-NEXT: {
+// CREATE-NEXT:   int device_ = 0, optin_ = 0;
+// CREATE-NEXT:   SLUICE_CHECK_CUDA(cudaGetDevice(&device_), "cudaGetDevice");
+// CREATE-NEXT:   SLUICE_CHECK_CUDA(cudaDeviceGetAttribute(&optin_, cudaDevAttrMaxSharedMemoryPerBlockOptin, device_), "cudaDeviceGetAttribute");
+// CREATE-NEXT:   const int needed_ = sluice_stream_attention_fwd_cuda_smem<sluice_bf16, 8, 64, 64>();
+// CREATE-NEXT:   if (needed_ > optin_)
+// CREATE-NEXT:     return sluice_fail(ctx, SLUICE_ERROR_UNSUPPORTED, "%s: %s (streaming attention) needs %d bytes of shared memory per block and this GPU lets a block use %d: compile the module for this GPU's architecture (sluicec --cuda-arch)", phase, "kernel 'attn'", needed_, optin_);
+// CREATE-NEXT: }
+// CREATE:      const int needed_ = sluice_stream_attention_bwd_cuda_smem<sluice_f16, 4, 64, 16, 128>();
+// CREATE:      /* entry attn_forward */
 
 // CHECK-LABEL: /* entry attn_forward */
 // CHECK:      // kernel 'attn': streaming attention, forward
