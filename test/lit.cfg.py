@@ -47,6 +47,12 @@ except (OSError, subprocess.SubprocessError):
 
 # test/Plugin runs from test/Install/install-test.sh, with the installed tools
 # and the example plugin built against them; elsewhere it is UNSUPPORTED.
+# Slow checks (minutes of one core each, e.g. ptxas for architectures whose
+# tiles equal a tested one's): skipped by `make test`, run by .ci/run after
+# it with `lit --param slow=1` (docs/Testing.md).
+if lit_config.params.get("slow"):
+    config.available_features.add("slow")
+
 _plugin = lit_config.params.get("sluice_plugin")
 if _plugin:
     config.available_features.add("plugin")
