@@ -15,8 +15,12 @@ build:
 run: build
 	./$(BUILD)/bin/sluicec $(SPEC) -o $(OUT)
 
+# ctest runs its entries in parallel (the lit suite is one entry and runs
+# its own tests in parallel too); every test is safe to run concurrently.
+JOBS ?= $(shell nproc)
+
 test: build
-	cd $(BUILD) && ctest --output-on-failure
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
 # libFuzzer harnesses (fuzz/README.md), FUZZ_SECONDS each, in build-asan/.
 fuzz:
