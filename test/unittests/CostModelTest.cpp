@@ -240,8 +240,24 @@ TEST(CostModelTest, StreamingTimeIsProductsPlusPointwise) {
   EXPECT_EQ(predictStreaming(shape, target).peakFlops, 10e12);
 }
 
+/// A lone reduction over `i` of [i, j]: across the contiguous dim j.
+constexpr const char *kReductionAcrossContiguousDim = R"mlir(
+    sluice.graph @g(%x: !sluice.tensor<[i=1024, j=4096], f16> {sluice.name = "x"})
+        -> (!sluice.tensor<[j=4096], f32> {sluice.name = "r"}) {
+      %r = sluice.reduce sum %x over ["i"] {sluice.name = "r"} : !sluice.tensor<[i=1024, j=4096], f16> -> !sluice.tensor<[j=4096], f32>
+      sluice.return %r : !sluice.tensor<[j=4096], f32>
+    })mlir";
+
 class ModuleCostTest : public SluiceTest {
 protected:
+  /// The value of factor `name` in `p`, -1 if it has none.
+  static double factor(const KernelPrediction &p, llvm::StringRef name) {
+    for (const Factor &f : p.factors)
+      if (f.name == name)
+        return f.value;
+    return -1.0;
+  }
+
   /// The prediction of the op named `name` in `module` on the V100.
   KernelPrediction predict(ModuleOp module, llvm::StringRef name) {
     FailureOr<ModuleCounts> counts = countModule(module);
@@ -268,22 +284,11 @@ TEST_F(ModuleCostTest, ReductionAcrossTheContiguousDimIsSlower) {
       %r = sluice.reduce sum %x over ["i"] {sluice.name = "r"} : !sluice.tensor<[j=4096, i=1024], f16> -> !sluice.tensor<[j=4096], f32>
       sluice.return %r : !sluice.tensor<[j=4096], f32>
     })mlir");
-  OwningOpRef<ModuleOp> across = parse(R"mlir(
-    sluice.graph @g(%x: !sluice.tensor<[i=1024, j=4096], f16> {sluice.name = "x"})
-        -> (!sluice.tensor<[j=4096], f32> {sluice.name = "r"}) {
-      %r = sluice.reduce sum %x over ["i"] {sluice.name = "r"} : !sluice.tensor<[i=1024, j=4096], f16> -> !sluice.tensor<[j=4096], f32>
-      sluice.return %r : !sluice.tensor<[j=4096], f32>
-    })mlir");
+  OwningOpRef<ModuleOp> across = parse(kReductionAcrossContiguousDim);
   ASSERT_TRUE(along && across);
   KernelPrediction fast = predict(*along, "r");
   KernelPrediction slow = predict(*across, "r");
   EXPECT_EQ(fast.bytes, slow.bytes);
-  auto factor = [](const KernelPrediction &p, llvm::StringRef name) {
-    for (const Factor &f : p.factors)
-      if (f.name == name)
-        return f.value;
-    return -1.0;
-  };
   EXPECT_DOUBLE_EQ(factor(fast, "sectors"), 1.0);
   EXPECT_LT(factor(slow, "sectors"), 0.5);
   EXPECT_GT(slow.seconds, 2 * fast.seconds);
@@ -305,19 +310,12 @@ TEST_F(ModuleCostTest, FusedColumnReductionIsPricedAsColumnBlocks) {
       }
       sluice.return %r : !sluice.tensor<[j=4096], f32>
     })mlir");
-  OwningOpRef<ModuleOp> lone = parse(R"mlir(
-    sluice.graph @g(%x: !sluice.tensor<[i=1024, j=4096], f16> {sluice.name = "x"})
-        -> (!sluice.tensor<[j=4096], f32> {sluice.name = "r"}) {
-      %r = sluice.reduce sum %x over ["i"] {sluice.name = "r"} : !sluice.tensor<[i=1024, j=4096], f16> -> !sluice.tensor<[j=4096], f32>
-      sluice.return %r : !sluice.tensor<[j=4096], f32>
-    })mlir");
+  OwningOpRef<ModuleOp> lone = parse(kReductionAcrossContiguousDim);
   ASSERT_TRUE(module && lone);
   KernelPrediction columns = predict(*module, "k0");
   KernelPrediction strided = predict(*lone, "r");
   EXPECT_EQ(columns.bytes, strided.bytes);
-  for (const Factor &f : columns.factors)
-    if (f.name == "sectors")
-      EXPECT_DOUBLE_EQ(f.value, 1.0);
+  EXPECT_DOUBLE_EQ(factor(columns, "sectors"), 1.0);
   llvm::Expected<GpuTarget> v100 = builtinTarget("v100");
   ASSERT_TRUE(bool(v100));
   EXPECT_DOUBLE_EQ(columns.launchSeconds, 2 * v100->launchOverheadSeconds);
