@@ -33,10 +33,11 @@ void setOriginKind(Operation *op, OriginKind kind);
 /// or a primitive's). Fails for ops that have none (graph structure ops).
 std::optional<OriginKind> getOriginKindOfOp(Operation *op);
 
-/// Whether `epilogue` adds a bias vector (bias, bias_relu, bias_gelu).
+/// Whether `epilogue` adds a bias vector (bias, bias_relu, bias_gelu,
+/// bias_gelu_aux).
 inline bool hasBias(Epilogue epilogue) {
   return epilogue == Epilogue::bias || epilogue == Epilogue::bias_relu ||
-         epilogue == Epilogue::bias_gelu;
+         epilogue == Epilogue::bias_gelu || epilogue == Epilogue::bias_gelu_aux;
 }
 } // namespace mlir::sluice
 

@@ -46,7 +46,8 @@ def Sluice_Epilogue : I32EnumAttr<"Epilogue", "what a library contraction applie
     I32EnumAttrCase<"bias_gelu", 4>,
     I32EnumAttrCase<"bgrada", 5>,
     I32EnumAttrCase<"bgradb", 6>,
-    I32EnumAttrCase<"accumulate", 7>]> {
+    I32EnumAttrCase<"accumulate", 7>,
+    I32EnumAttrCase<"bias_gelu_aux", 8>]> {
   let cppNamespace = "::mlir::sluice";
   let genSpecializedAttr = 0;
 }

@@ -118,7 +118,9 @@ def Sluice_KernelOp : Sluice_Op<"kernel", [
     * `kind = gemm`: one `sluice.contract` run by the BLAS library, plus the
       epilogue ops folded into the library call (`epilogue`, an
       `#sluice<epilogue ...>`, names it: `bias`, `relu`, `bias_relu`,
-      `gelu`, `bias_gelu`, `bgrada`, `bgradb`, or `accumulate`: the
+      `gelu`, `bias_gelu`, `bias_gelu_aux` (a training forward: the kernel
+      yields the pre-activation `product + bias` too, cuBLASLt's aux
+      matrix), `bgrada`, `bgradb`, or `accumulate`: the
       product is added to an input of the same type, the accumulator, by a
       GEMM with beta = 1 writing over it; docs/Fusion.md).
     * `kind = streaming`: a contraction, the row reductions and maps of a

@@ -62,7 +62,8 @@ def Exec_BlasEpilogue : I32EnumAttr<"BlasEpilogue",
     I32EnumAttrCase<"gelu", 2>,
     I32EnumAttrCase<"bias", 3>,
     I32EnumAttrCase<"bias_relu", 4>,
-    I32EnumAttrCase<"bias_gelu", 5>]> {
+    I32EnumAttrCase<"bias_gelu", 5>,
+    I32EnumAttrCase<"bias_gelu_aux", 6>]> {
   let cppNamespace = "::mlir::sluice::exec";
   let genSpecializedAttr = 0;
 }

@@ -101,7 +101,8 @@ bool GemmOp::hasBiasEpilogue() {
   BlasEpilogue epilogue = getEpilogue();
   return epilogue == BlasEpilogue::bias ||
          epilogue == BlasEpilogue::bias_relu ||
-         epilogue == BlasEpilogue::bias_gelu;
+         epilogue == BlasEpilogue::bias_gelu ||
+         epilogue == BlasEpilogue::bias_gelu_aux;
 }
 
 LogicalResult GemmOp::verify() {
@@ -145,6 +146,17 @@ LogicalResult GemmOp::verify() {
     return emitOpError() << "epilogue '" << stringifyBlasEpilogue(getEpilogue())
                          << "' " << (getBias() ? "takes no" : "needs a")
                          << " bias operand";
+  bool aux = getEpilogue() == BlasEpilogue::bias_gelu_aux;
+  if (aux != static_cast<bool>(getAux()))
+    return emitOpError() << "epilogue '" << stringifyBlasEpilogue(getEpilogue())
+                         << "' " << (getAux() ? "takes no" : "needs an")
+                         << " aux operand";
+  // cuBLASLt's rule for the GELU aux matrix, laid out as C.
+  if (aux &&
+      (getLdc() % 8 != 0 || (getBatchCount() > 1 && getStrideC() % 8 != 0)))
+    return emitOpError() << "aux matrix needs ldc (" << getLdc()
+                         << ") and stride_c (" << getStrideC()
+                         << ") divisible by 8";
   if (getEpilogue() == BlasEpilogue::none && getDescriptor().has_value())
     return emitOpError()
            << "has a cuBLASLt descriptor but no epilogue (a plain GEMM uses "

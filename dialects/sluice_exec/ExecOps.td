@@ -80,7 +80,7 @@ def Exec_SavedOp : Exec_Op<"saved", [Pure]> {
   let assemblyFormat = "$offset attr-dict";
 }
 
-def Exec_GemmOp : Exec_Op<"gemm"> {
+def Exec_GemmOp : Exec_Op<"gemm", [AttrSizedOperandSegments]> {
   let summary = "one column-major strided-batched GEMM through the BLAS";
   let description = [{
     C[m, n] = alpha * op(A)[m, k] * op(B)[k, n] + beta * C[m, n] (`beta`
@@ -89,7 +89,10 @@ def Exec_GemmOp : Exec_Op<"gemm"> {
     cuBLAS `cublasGemmStridedBatchedEx` / cuBLASLt / `sluice_cpu_gemm`
     parameters, taken from the contraction's GemmMapping. A `epilogue`
     other than `none` is folded by cuBLASLt (`bias` is the bias vector for
-    the bias epilogues); `descriptor` numbers its matmul and layout
+    the bias epilogues; `aux`, for `bias_gelu_aux`, the matrix that gets
+    the biased product before the gelu, laid out as C: leading dimension
+    `ldc` and batch stride `stride_c`, which cuBLASLt needs to be multiples
+    of 8 elements); `descriptor` numbers its matmul and layout
     descriptors in the context (assigned by --sluice-legalize-for-emission,
     required by the CUDA printer). `label` names the kernel in messages.
 
@@ -105,6 +108,7 @@ def Exec_GemmOp : Exec_Op<"gemm"> {
   }];
   let arguments = (ins Exec_PtrType:$a, Exec_PtrType:$b, Exec_PtrType:$c,
                        Optional<Exec_PtrType>:$bias,
+                       Optional<Exec_PtrType>:$aux,
                        StrAttr:$label,
                        Exec_BlasOpAttr:$trans_a, Exec_BlasOpAttr:$trans_b,
                        I64Attr:$m, I64Attr:$n, I64Attr:$k,
@@ -118,7 +122,7 @@ def Exec_GemmOp : Exec_Op<"gemm"> {
                        Exec_BlasEpilogueAttr:$epilogue,
                        OptionalAttr<I64Attr>:$descriptor);
   let assemblyFormat = [{
-    $a `*` $b `->` $c (`bias` $bias^)? attr-dict
+    $a `*` $b `->` $c (`bias` $bias^)? (`aux` $aux^)? attr-dict
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

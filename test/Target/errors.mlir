@@ -44,6 +44,30 @@ sluice_exec.entry @e {
 
 sluice_exec.entry @e {
   %x = sluice_exec.arg "x"
+  // expected-error @+1 {{epilogue 'bias_gelu_aux' needs an aux operand}}
+  sluice_exec.gemm %x * %x -> %x bias %x {label = "k", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 8, n = 8, k = 8, lda = 8, ldb = 8, ldc = 8, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<bias_gelu_aux>, descriptor = 0}
+}
+
+// -----
+
+sluice_exec.entry @e {
+  %x = sluice_exec.arg "x"
+  // expected-error @+1 {{epilogue 'bias_gelu' takes no aux operand}}
+  sluice_exec.gemm %x * %x -> %x bias %x aux %x {label = "k", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 8, n = 8, k = 8, lda = 8, ldb = 8, ldc = 8, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<bias_gelu>, descriptor = 0}
+}
+
+// -----
+
+sluice_exec.entry @e {
+  %x = sluice_exec.arg "x"
+  // expected-error @+1 {{aux matrix needs ldc (12) and stride_c (0) divisible by 8}}
+  sluice_exec.gemm %x * %x -> %x bias %x aux %x {label = "k", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 12, n = 8, k = 8, lda = 12, ldb = 8, ldc = 12, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<bias_gelu_aux>, descriptor = 0}
+}
+
+// -----
+
+sluice_exec.entry @e {
+  %x = sluice_exec.arg "x"
   // expected-error @+1 {{epilogue 'relu' takes no bias operand}}
   sluice_exec.gemm %x * %x -> %x bias %x {label = "k", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 4, n = 4, k = 4, lda = 4, ldb = 4, ldc = 4, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<relu>, descriptor = 0}
 }

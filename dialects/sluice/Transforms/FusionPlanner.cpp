@@ -231,7 +231,10 @@ bool GraphFuser::canMergeFused(const Group &a, const Group &b,
 
 /// A contraction absorbs what cuBLASLt can apply as its epilogue: a bias
 /// along the rows of its output, then relu or (tanh) gelu; or the sum of an
-/// operand over the contracted dimensions (the bias gradient).
+/// operand over the contracted dimensions (the bias gradient). A biased
+/// product that is read elsewhere too (a training forward saves the
+/// pre-activation) still absorbs a tanh gelu: cuBLASLt's GELU_AUX_BIAS
+/// writes the pre-activation as its aux matrix next to the gelu.
 bool GraphFuser::canFoldEpilogue(const Group &library, const Group &consumer,
                                  Group &merged) const {
   if (!options.foldEpilogues || consumer.library ||
@@ -262,14 +265,21 @@ bool GraphFuser::canFoldEpilogue(const Group &library, const Group &consumer,
   }
 
   auto map = llvm::dyn_cast<MapOp>(op);
-  if (!map || !library.tail || !library.tail.hasOneUse() ||
+  if (!map || !library.tail ||
       !llvm::is_contained(map.getInputs(), library.tail) ||
       map.getResult().getType() != library.tail.getType() ||
       !map.getIndexDims().empty())
     return false;
   std::optional<OriginKind> kind = getOriginKind(map);
   std::optional<Epilogue> stage = library.epilogue;
-  if (kind == OriginKind::bias_add) {
+  if (!library.tail.hasOneUse()) {
+    // Only the aux variant writes the product as well: a bias then the
+    // tanh gelu of nothing else.
+    if (kind != OriginKind::gelu_tanh || stage != Epilogue::bias ||
+        map.getInputs().size() != 1)
+      return false;
+    merged.epilogue = Epilogue::bias_gelu_aux;
+  } else if (kind == OriginKind::bias_add) {
     if (stage || map.getInputs().size() != 2)
       return false;
     Value bias = map.getInputs()[0] == library.tail ? map.getInputs()[1]

@@ -264,9 +264,47 @@ ModuleEmitter::foldedEpilogue(KernelOp kernel, const GemmMapping &g,
     return std::make_pair(BlasEpilogue::bias_relu, bias);
   case Epilogue::bias_gelu:
     return std::make_pair(BlasEpilogue::bias_gelu, bias);
+  case Epilogue::bias_gelu_aux:
+    return std::make_pair(BlasEpilogue::bias_gelu_aux, bias);
   default:
     return none;
   }
+}
+
+/// For a `bias_gelu_aux` gemm kernel whose epilogue outputs are the biased
+/// product and its gelu (both of C's type): the addresses cuBLASLt's
+/// GELU_AUX_BIAS writes, C (the gelu) and the aux matrix (the product),
+/// with `ltEpilogue` and `biasAddress` set. Null addresses when cuBLASLt
+/// cannot (the aux leading dimension and batch stride must be multiples of
+/// 8 elements, the bias one packed vector in C's type): the epilogue then
+/// runs as a generated kernel.
+FailureOr<std::pair<Value, Value>> ModuleEmitter::auxEpilogueOutputs(
+    KernelOp kernel, const GemmMapping &g, ArrayRef<Operation *> epilogue,
+    ArrayRef<Value> outputs, ArrayRef<Value> addresses,
+    function_ref<Value(Value)> outerValue, exec::BlasEpilogue &ltEpilogue,
+    Value &biasAddress) {
+  std::pair<Value, Value> none;
+  Type cType = kernel.getContraction().getResult().getType();
+  if (outputs.size() != 2 || outputs[0].getType() != cType ||
+      outputs[1].getType() != cType || g.ldc % 8 != 0 ||
+      (g.batchCount > 1 && g.strideC % 8 != 0))
+    return none;
+  // The gelu is the output that reads the other one.
+  unsigned gelu =
+      llvm::is_contained(outputs[0].getDefiningOp()->getOperands(), outputs[1])
+          ? 0
+          : 1;
+  if (!llvm::is_contained(outputs[gelu].getDefiningOp()->getOperands(),
+                          outputs[1 - gelu]))
+    return none;
+  FailureOr<std::pair<exec::BlasEpilogue, Value>> folded =
+      foldedEpilogue(kernel, g, epilogue, outerValue);
+  if (failed(folded))
+    return failure();
+  if (folded->first != exec::BlasEpilogue::bias_gelu_aux)
+    return none;
+  std::tie(ltEpilogue, biasAddress) = *folded;
+  return std::make_pair(addresses[gelu], addresses[1 - gelu]);
 }
 
 /// Runs the ops `ops` of gemm kernel `kernel` that the BLAS did not fold
@@ -436,6 +474,19 @@ LogicalResult ModuleEmitter::lowerGemm(KernelOp kernel) {
         .push_back(*address);
   }
   NamedTensorType cType = contract.getResult().getType();
+  // cuBLASLt's GELU_AUX_BIAS writes the gelu to C and the biased product,
+  // which the kernel yields as well, to the aux matrix in C's layout.
+  exec::BlasEpilogue ltEpilogue = exec::BlasEpilogue::none;
+  Value biasAddress, auxAddress;
+  if (!cAddress && isCuda() && independent.empty() &&
+      kernel.getEpilogue() == Epilogue::bias_gelu_aux) {
+    FailureOr<std::pair<Value, Value>> outputs = auxEpilogueOutputs(
+        kernel, g, epilogue, epilogueOutputs, epilogueOutputAddresses,
+        outerValue, ltEpilogue, biasAddress);
+    if (failed(outputs))
+      return failure();
+    std::tie(cAddress, auxAddress) = *outputs;
+  }
   bool inPlace = false;
   if (!cAddress) {
     if (epilogueOutputs.size() == 1 &&
@@ -460,9 +511,8 @@ LogicalResult ModuleEmitter::lowerGemm(KernelOp kernel) {
 
   // cuBLASLt folds bias / relu / gelu when C is the epilogue's output and
   // the bias is one packed vector over the GEMM's rows.
-  exec::BlasEpilogue ltEpilogue = exec::BlasEpilogue::none;
-  Value biasAddress;
-  if (isCuda() && inPlace && independent.empty() && *beta == 0.0) {
+  if (isCuda() && inPlace && independent.empty() && *beta == 0.0 &&
+      kernel.getEpilogue() != Epilogue::bias_gelu_aux) {
     FailureOr<std::pair<exec::BlasEpilogue, Value>> folded =
         foldedEpilogue(kernel, g, epilogue, outerValue);
     if (failed(folded))
@@ -478,10 +528,10 @@ LogicalResult ModuleEmitter::lowerGemm(KernelOp kernel) {
     return llvm::cast<NamedTensorType>(value.getType()).getElementType();
   };
   exec::GemmOp::create(execBuilder, contract.getLoc(), *aAddress, *bAddress,
-                       cAddress, biasAddress, description, blasOp(g.transA),
-                       blasOp(g.transB), g.m, g.n, g.k, g.lda, g.ldb, g.ldc,
-                       g.batchCount, g.strideA, g.strideB, g.strideC,
-                       llvm::APFloat(g.alpha), llvm::APFloat(*beta),
+                       cAddress, biasAddress, auxAddress, description,
+                       blasOp(g.transA), blasOp(g.transB), g.m, g.n, g.k, g.lda,
+                       g.ldb, g.ldc, g.batchCount, g.strideA, g.strideB,
+                       g.strideC, llvm::APFloat(g.alpha), llvm::APFloat(*beta),
                        elementOf(g.a), elementOf(g.b), cType.getElementType(),
                        exec::ComputeType::f32, ltEpilogue,
                        /*descriptor=*/IntegerAttr());

@@ -41,6 +41,8 @@ StringRef ltEpilogue(exec::BlasEpilogue epilogue) {
     return "CUBLASLT_EPILOGUE_RELU_BIAS";
   case exec::BlasEpilogue::bias_gelu:
     return "CUBLASLT_EPILOGUE_GELU_BIAS";
+  case exec::BlasEpilogue::bias_gelu_aux:
+    return "CUBLASLT_EPILOGUE_GELU_AUX_BIAS";
   case exec::BlasEpilogue::none:
     break;
   }
@@ -138,6 +140,18 @@ void printLtDescriptors(HostEmitter &emitter, exec::GemmOp op) {
     os << "SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_desc_"
        << s << ", CUBLASLT_MATMUL_DESC_" << attr << ", &" << var << ", sizeof("
        << var << ")), \"" << what << "\");\n";
+  if (op.getAux()) {
+    // The aux matrix is laid out as C (the heuristic below needs its ld).
+    os << "int64_t aux_ld = " << op.getLdc()
+       << ", aux_stride = " << op.getStrideC() << ";\n";
+    for (auto [attr, var, what] :
+         {std::tuple<StringRef, StringRef, StringRef>{"EPILOGUE_AUX_LD",
+                                                      "aux_ld", "aux ld"},
+          {"EPILOGUE_AUX_BATCH_STRIDE", "aux_stride", "aux batch stride"}})
+      os << "SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_desc_"
+         << s << ", CUBLASLT_MATMUL_DESC_" << attr << ", &" << var
+         << ", sizeof(" << var << ")), \"" << what << "\");\n";
+  }
   os.unindent() << "}\n";
   bool ta = op.getTransA() == exec::BlasOp::t;
   bool tb = op.getTransB() == exec::BlasOp::t;
@@ -176,20 +190,31 @@ LogicalResult printOperation(HostEmitter &emitter, exec::GemmOp op) {
   if (op.getEpilogue() != exec::BlasEpilogue::none) {
     printLtDescriptors(emitter, op);
     std::string s = std::to_string(*op.getDescriptor());
-    if (Value bias = op.getBias()) {
-      FailureOr<std::string> pointer = HostEmitter::pointer(bias);
+    // The bias and aux pointers are set per call.
+    auto setPointer = [&](Value value, StringRef decl, StringRef var,
+                          StringRef attr) -> LogicalResult {
+      FailureOr<std::string> pointer = HostEmitter::pointer(value);
       if (failed(pointer))
         return failure();
-      os << "const void *bias = " << *pointer << ";\n"
+      os << decl << " *" << var << " = " << *pointer << ";\n"
          << "SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_desc_"
-         << s << ", CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)), "
-         << "\"bias pointer of " << op.getLabel() << "\");\n";
-    }
+         << s << ", CUBLASLT_MATMUL_DESC_" << attr << ", &" << var
+         << ", sizeof(" << var << ")), \"" << var << " pointer of "
+         << op.getLabel() << "\");\n";
+      return success();
+    };
+    if (op.getBias() &&
+        failed(setPointer(op.getBias(), "const void", "bias", "BIAS_POINTER")))
+      return failure();
+    if (op.getAux() &&
+        failed(setPointer(op.getAux(), "void", "aux", "EPILOGUE_AUX_POINTER")))
+      return failure();
+    std::string auxAligned = op.getAux() ? " && sluice_aligned16(aux)" : "";
     // The cached algorithm assumed 16-byte aligned matrices.
     os << "const cublasLtMatmulAlgo_t *algo = ctx->lt_algo_found_" << s
        << " && sluice_aligned16(" << *a << ") && sluice_aligned16(" << *b
-       << ") && sluice_aligned16(" << *c << ") ? &ctx->lt_algo_" << s
-       << " : NULL;\n";
+       << ") && sluice_aligned16(" << *c << ")" << auxAligned
+       << " ? &ctx->lt_algo_" << s << " : NULL;\n";
     os << "SLUICE_CHECK_CUBLAS(cublasLtMatmul(ctx->lt, ctx->lt_desc_" << s
        << ", &alpha, " << *a << ", ctx->lt_a_" << s << ", " << *b
        << ", ctx->lt_b_" << s << ", &beta, " << *c << ", ctx->lt_c_" << s
