@@ -47,7 +47,9 @@ def Sluice_Epilogue : I32EnumAttr<"Epilogue", "what a library contraction applie
     I32EnumAttrCase<"bgrada", 5>,
     I32EnumAttrCase<"bgradb", 6>,
     I32EnumAttrCase<"accumulate", 7>,
-    I32EnumAttrCase<"bias_gelu_aux", 8>]> {
+    I32EnumAttrCase<"bias_gelu_aux", 8>,
+    I32EnumAttrCase<"dgelu", 9>,
+    I32EnumAttrCase<"dgelu_bgrad", 10>]> {
   let cppNamespace = "::mlir::sluice";
   let genSpecializedAttr = 0;
 }

@@ -120,7 +120,10 @@ def Sluice_KernelOp : Sluice_Op<"kernel", [
       `#sluice<epilogue ...>`, names it: `bias`, `relu`, `bias_relu`,
       `gelu`, `bias_gelu`, `bias_gelu_aux` (a training forward: the kernel
       yields the pre-activation `product + bias` too, cuBLASLt's aux
-      matrix), `bgrada`, `bgradb`, or `accumulate`: the
+      matrix), `dgelu` / `dgelu_bgrad` (the backward: the product times
+      the tanh gelu's derivative at a saved pre-activation, an input, and
+      the sum of that over the output's columns, the bias gradient),
+      `bgrada`, `bgradb`, or `accumulate`: the
       product is added to an input of the same type, the accumulator, by a
       GEMM with beta = 1 writing over it; docs/Fusion.md).
     * `kind = streaming`: a contraction, the row reductions and maps of a

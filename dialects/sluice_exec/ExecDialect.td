@@ -63,7 +63,9 @@ def Exec_BlasEpilogue : I32EnumAttr<"BlasEpilogue",
     I32EnumAttrCase<"bias", 3>,
     I32EnumAttrCase<"bias_relu", 4>,
     I32EnumAttrCase<"bias_gelu", 5>,
-    I32EnumAttrCase<"bias_gelu_aux", 6>]> {
+    I32EnumAttrCase<"bias_gelu_aux", 6>,
+    I32EnumAttrCase<"dgelu", 7>,
+    I32EnumAttrCase<"dgelu_bgrad", 8>]> {
   let cppNamespace = "::mlir::sluice::exec";
   let genSpecializedAttr = 0;
 }

@@ -102,7 +102,8 @@ bool GemmOp::hasBiasEpilogue() {
   return epilogue == BlasEpilogue::bias ||
          epilogue == BlasEpilogue::bias_relu ||
          epilogue == BlasEpilogue::bias_gelu ||
-         epilogue == BlasEpilogue::bias_gelu_aux;
+         epilogue == BlasEpilogue::bias_gelu_aux ||
+         epilogue == BlasEpilogue::dgelu_bgrad;
 }
 
 LogicalResult GemmOp::verify() {
@@ -146,7 +147,9 @@ LogicalResult GemmOp::verify() {
     return emitOpError() << "epilogue '" << stringifyBlasEpilogue(getEpilogue())
                          << "' " << (getBias() ? "takes no" : "needs a")
                          << " bias operand";
-  bool aux = getEpilogue() == BlasEpilogue::bias_gelu_aux;
+  bool aux = getEpilogue() == BlasEpilogue::bias_gelu_aux ||
+             getEpilogue() == BlasEpilogue::dgelu ||
+             getEpilogue() == BlasEpilogue::dgelu_bgrad;
   if (aux != static_cast<bool>(getAux()))
     return emitOpError() << "epilogue '" << stringifyBlasEpilogue(getEpilogue())
                          << "' " << (getAux() ? "takes no" : "needs an")

@@ -89,8 +89,10 @@ def Exec_GemmOp : Exec_Op<"gemm", [AttrSizedOperandSegments]> {
     cuBLAS `cublasGemmStridedBatchedEx` / cuBLASLt / `sluice_cpu_gemm`
     parameters, taken from the contraction's GemmMapping. A `epilogue`
     other than `none` is folded by cuBLASLt (`bias` is the bias vector for
-    the bias epilogues; `aux`, for `bias_gelu_aux`, the matrix that gets
-    the biased product before the gelu, laid out as C: leading dimension
+    the bias epilogues, and the bias gradient `dgelu_bgrad` writes; `aux`,
+    for `bias_gelu_aux`, the matrix that gets the biased product before the
+    gelu, for `dgelu` and `dgelu_bgrad` the saved pre-activation at which
+    the gelu's derivative is taken, laid out as C: leading dimension
     `ldc` and batch stride `stride_c`, which cuBLASLt needs to be multiples
     of 8 elements); `descriptor` numbers its matmul and layout
     descriptors in the context (assigned by --sluice-legalize-for-emission,

@@ -229,6 +229,39 @@ bool GraphFuser::canMergeFused(const Group &a, const Group &b,
   return describeFused(members, merged);
 }
 
+/// True if `map`'s body is `f(inputs...) * last` with the last input read
+/// by that product only: autodiff's gradient of a one-input map (the
+/// forward input, then the cotangent), linear in the cotangent.
+static bool isLinearInLastInput(MapOp map) {
+  Block &body = map.getBody().front();
+  BlockArgument last = body.getArguments().back();
+  auto yield = llvm::dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield || yield->getNumOperands() != 1 || !last.hasOneUse())
+    return false;
+  auto product = yield->getOperand(0).getDefiningOp<arith::MulFOp>();
+  return product && (product.getLhs() == last || product.getRhs() == last);
+}
+
+/// True if `reduce` is the bias gradient cuBLASLt's DGELU_BGRAD computes
+/// next to `tail`, the dgelu output: the sum of `tail` over every column
+/// dimension of one unbatched GEMM, giving a packed vector over its rows.
+static bool isDgeluBiasGradient(const GemmMapping &mapping, ReduceOp reduce,
+                                Value tail) {
+  if (reduce.getKind() != ReduceKind::sum || reduce.getInput() != tail ||
+      mapping.batchCount != 1 || !mapping.batchDims.empty())
+    return false;
+  SmallVector<StringRef> reduced,
+      columns(mapping.nDims.begin(), mapping.nDims.end());
+  for (Attribute dim : reduce.getDims())
+    reduced.push_back(llvm::cast<StringAttr>(dim).getValue());
+  llvm::sort(reduced);
+  llvm::sort(columns);
+  auto result = llvm::cast<NamedTensorType>(reduce.getResult().getType());
+  return reduced == columns &&
+         result.getElementType() == getTensorType(tail).getElementType() &&
+         isBiasEpilogueLegal(mapping, result);
+}
+
 /// A contraction absorbs what cuBLASLt can apply as its epilogue: a bias
 /// along the rows of its output, then relu or (tanh) gelu; or the sum of an
 /// operand over the contracted dimensions (the bias gradient). A biased
@@ -255,6 +288,12 @@ bool GraphFuser::canFoldEpilogue(const Group &library, const Group &consumer,
   merged.tail = library.tail;
 
   if (auto reduce = llvm::dyn_cast<ReduceOp>(op)) {
+    if (library.epilogue == Epilogue::dgelu) {
+      if (!isDgeluBiasGradient(*mapping, reduce, library.tail))
+        return false;
+      merged.epilogue = Epilogue::dgelu_bgrad;
+      return true;
+    }
     if (library.epilogue || reduce.getKind() != ReduceKind::sum)
       return false;
     std::optional<bool> isA = bgradOperandIsA(*mapping, reduce);
@@ -272,7 +311,16 @@ bool GraphFuser::canFoldEpilogue(const Group &library, const Group &consumer,
     return false;
   std::optional<OriginKind> kind = getOriginKind(map);
   std::optional<Epilogue> stage = library.epilogue;
-  if (!library.tail.hasOneUse()) {
+  if (kind == OriginKind::gelu_tanh && map.getInputs().size() == 2) {
+    // The gelu's gradient: cuBLASLt's DGELU reads the pre-activation as its
+    // aux matrix, in the product's layout.
+    if (stage || !library.tail.hasOneUse() ||
+        map.getInputs()[1] != library.tail ||
+        map.getInputs()[0].getType() != library.tail.getType() ||
+        !isLinearInLastInput(map))
+      return false;
+    merged.epilogue = Epilogue::dgelu;
+  } else if (!library.tail.hasOneUse()) {
     // Only the aux variant writes the product as well: a bias then the
     // tanh gelu of nothing else.
     if (kind != OriginKind::gelu_tanh || stage != Epilogue::bias ||

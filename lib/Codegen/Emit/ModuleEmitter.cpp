@@ -271,40 +271,73 @@ ModuleEmitter::foldedEpilogue(KernelOp kernel, const GemmMapping &g,
   }
 }
 
-/// For a `bias_gelu_aux` gemm kernel whose epilogue outputs are the biased
-/// product and its gelu (both of C's type): the addresses cuBLASLt's
-/// GELU_AUX_BIAS writes, C (the gelu) and the aux matrix (the product),
-/// with `ltEpilogue` and `biasAddress` set. Null addresses when cuBLASLt
-/// cannot (the aux leading dimension and batch stride must be multiples of
-/// 8 elements, the bias one packed vector in C's type): the epilogue then
-/// runs as a generated kernel.
-FailureOr<std::pair<Value, Value>> ModuleEmitter::auxEpilogueOutputs(
+/// Whether cuBLASLt runs `epilogue` with an aux matrix.
+static bool usesAux(std::optional<Epilogue> epilogue) {
+  return epilogue == Epilogue::bias_gelu_aux || epilogue == Epilogue::dgelu ||
+         epilogue == Epilogue::dgelu_bgrad;
+}
+
+/// For a gemm kernel whose epilogue cuBLASLt runs with an aux matrix laid
+/// out as C (usesAux): the address of C, with `ltEpilogue`, `biasAddress`
+/// and `auxAddress` set. `bias_gelu_aux` yields the biased product (the aux
+/// matrix, written) and its gelu (C); `dgelu` yields C = the product times
+/// the gelu's derivative at an input (the aux matrix, read), and
+/// `dgelu_bgrad` also the sum of C over its columns (written through the
+/// bias pointer). A null address when cuBLASLt cannot (the aux leading
+/// dimension and batch stride must be multiples of 8 elements, the bias one
+/// packed vector in C's type): the epilogue then runs as a generated kernel.
+FailureOr<Value> ModuleEmitter::auxEpilogue(
     KernelOp kernel, const GemmMapping &g, ArrayRef<Operation *> epilogue,
     ArrayRef<Value> outputs, ArrayRef<Value> addresses,
     function_ref<Value(Value)> outerValue, exec::BlasEpilogue &ltEpilogue,
-    Value &biasAddress) {
-  std::pair<Value, Value> none;
-  Type cType = kernel.getContraction().getResult().getType();
-  if (outputs.size() != 2 || outputs[0].getType() != cType ||
-      outputs[1].getType() != cType || g.ldc % 8 != 0 ||
-      (g.batchCount > 1 && g.strideC % 8 != 0))
-    return none;
-  // The gelu is the output that reads the other one.
-  unsigned gelu =
-      llvm::is_contained(outputs[0].getDefiningOp()->getOperands(), outputs[1])
-          ? 0
-          : 1;
-  if (!llvm::is_contained(outputs[gelu].getDefiningOp()->getOperands(),
-                          outputs[1 - gelu]))
-    return none;
-  FailureOr<std::pair<exec::BlasEpilogue, Value>> folded =
-      foldedEpilogue(kernel, g, epilogue, outerValue);
-  if (failed(folded))
+    Value &biasAddress, Value &auxAddress) {
+  Value product = kernel.getContraction().getResult();
+  if (g.ldc % 8 != 0 || (g.batchCount > 1 && g.strideC % 8 != 0) ||
+      outputs.size() != epilogue.size())
+    return Value();
+  // The address of the epilogue op `op`'s result, if the kernel yields it.
+  auto addressOfResult = [&](Operation *op) -> Value {
+    for (auto [output, address] : llvm::zip_equal(outputs, addresses))
+      if (output.getDefiningOp() == op)
+        return address;
+    return Value();
+  };
+  if (kernel.getEpilogue() == Epilogue::bias_gelu_aux) {
+    // The bias map, then the gelu of it; both yielded, in C's type.
+    if (epilogue.size() != 2 || llvm::any_of(outputs, [&](Value v) {
+          return v.getType() != product.getType();
+        }))
+      return Value();
+    FailureOr<std::pair<exec::BlasEpilogue, Value>> folded =
+        foldedEpilogue(kernel, g, epilogue, outerValue);
+    if (failed(folded))
+      return failure();
+    Value aux = addressOfResult(epilogue[0]), c = addressOfResult(epilogue[1]);
+    if (folded->first != exec::BlasEpilogue::bias_gelu_aux || !aux || !c)
+      return Value();
+    std::tie(ltEpilogue, biasAddress) = *folded;
+    auxAddress = aux;
+    return c;
+  }
+  bool bgrad = kernel.getEpilogue() == Epilogue::dgelu_bgrad;
+  auto map = llvm::dyn_cast<MapOp>(epilogue.front());
+  if (epilogue.size() != (bgrad ? 2u : 1u) || !map ||
+      map.getInputs().size() != 2 || map.getInputs()[1] != product ||
+      map.getResult().getType() != product.getType() ||
+      !outerValue(map.getInputs()[0]))
+    return Value();
+  Value c = addressOfResult(map);
+  Value gradient = bgrad ? addressOfResult(epilogue.back()) : Value();
+  if (!c || (bgrad && !gradient))
+    return Value();
+  FailureOr<Value> aux = addressOf(outerValue(map.getInputs()[0]), kernel);
+  if (failed(aux))
     return failure();
-  if (folded->first != exec::BlasEpilogue::bias_gelu_aux)
-    return none;
-  std::tie(ltEpilogue, biasAddress) = *folded;
-  return std::make_pair(addresses[gelu], addresses[1 - gelu]);
+  ltEpilogue =
+      bgrad ? exec::BlasEpilogue::dgelu_bgrad : exec::BlasEpilogue::dgelu;
+  biasAddress = gradient;
+  auxAddress = *aux;
+  return c;
 }
 
 /// Runs the ops `ops` of gemm kernel `kernel` that the BLAS did not fold
@@ -474,18 +507,18 @@ LogicalResult ModuleEmitter::lowerGemm(KernelOp kernel) {
         .push_back(*address);
   }
   NamedTensorType cType = contract.getResult().getType();
-  // cuBLASLt's GELU_AUX_BIAS writes the gelu to C and the biased product,
-  // which the kernel yields as well, to the aux matrix in C's layout.
+  // cuBLASLt's GELU_AUX_BIAS and DGELU(_BGRAD) take an aux matrix in C's
+  // layout.
   exec::BlasEpilogue ltEpilogue = exec::BlasEpilogue::none;
   Value biasAddress, auxAddress;
   if (!cAddress && isCuda() && independent.empty() &&
-      kernel.getEpilogue() == Epilogue::bias_gelu_aux) {
-    FailureOr<std::pair<Value, Value>> outputs = auxEpilogueOutputs(
-        kernel, g, epilogue, epilogueOutputs, epilogueOutputAddresses,
-        outerValue, ltEpilogue, biasAddress);
-    if (failed(outputs))
+      usesAux(kernel.getEpilogue())) {
+    FailureOr<Value> c = auxEpilogue(kernel, g, epilogue, epilogueOutputs,
+                                     epilogueOutputAddresses, outerValue,
+                                     ltEpilogue, biasAddress, auxAddress);
+    if (failed(c))
       return failure();
-    std::tie(cAddress, auxAddress) = *outputs;
+    cAddress = *c;
   }
   bool inPlace = false;
   if (!cAddress) {
@@ -512,7 +545,7 @@ LogicalResult ModuleEmitter::lowerGemm(KernelOp kernel) {
   // cuBLASLt folds bias / relu / gelu when C is the epilogue's output and
   // the bias is one packed vector over the GEMM's rows.
   if (isCuda() && inPlace && independent.empty() && *beta == 0.0 &&
-      kernel.getEpilogue() != Epilogue::bias_gelu_aux) {
+      !usesAux(kernel.getEpilogue())) {
     FailureOr<std::pair<exec::BlasEpilogue, Value>> folded =
         foldedEpilogue(kernel, g, epilogue, outerValue);
     if (failed(folded))

@@ -89,12 +89,13 @@ private:
   foldedEpilogue(KernelOp kernel, const GemmMapping &g,
                  ArrayRef<Operation *> epilogue,
                  function_ref<Value(Value)> outerValue);
-  FailureOr<std::pair<Value, Value>>
-  auxEpilogueOutputs(KernelOp kernel, const GemmMapping &g,
-                     ArrayRef<Operation *> epilogue, ArrayRef<Value> outputs,
-                     ArrayRef<Value> addresses,
-                     function_ref<Value(Value)> outerValue,
-                     exec::BlasEpilogue &ltEpilogue, Value &biasAddress);
+  FailureOr<Value> auxEpilogue(KernelOp kernel, const GemmMapping &g,
+                               ArrayRef<Operation *> epilogue,
+                               ArrayRef<Value> outputs,
+                               ArrayRef<Value> addresses,
+                               function_ref<Value(Value)> outerValue,
+                               exec::BlasEpilogue &ltEpilogue,
+                               Value &biasAddress, Value &auxAddress);
   /// The sluice_exec pointer of a top-level value (an arena view is made
   /// on first use), or failure with a diagnostic.
   FailureOr<Value> addressOf(Value value, Operation *user);

@@ -43,6 +43,10 @@ StringRef ltEpilogue(exec::BlasEpilogue epilogue) {
     return "CUBLASLT_EPILOGUE_GELU_BIAS";
   case exec::BlasEpilogue::bias_gelu_aux:
     return "CUBLASLT_EPILOGUE_GELU_AUX_BIAS";
+  case exec::BlasEpilogue::dgelu:
+    return "CUBLASLT_EPILOGUE_DGELU";
+  case exec::BlasEpilogue::dgelu_bgrad:
+    return "CUBLASLT_EPILOGUE_DGELU_BGRAD";
   case exec::BlasEpilogue::none:
     break;
   }

@@ -13,6 +13,10 @@
 // CHECK-NEXT: SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_desc_0, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE, &aux_stride, sizeof(aux_stride)), "aux batch stride");
 // CHECK: cublasLtMatrixLayoutCreate(&ctx->lt_c_0, CUDA_R_16F, 40, 16, 40)
 // CHECK: cublasLtMatmulAlgoGetHeuristic(ctx->lt, ctx->lt_desc_0,
+// CHECK: cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DGELU_BGRAD;
+// CHECK: CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)), "epilogue");
+// CHECK-NEXT: int64_t aux_ld = 40, aux_stride = 0;
+// CHECK-NEXT: CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &aux_ld
 // CHECK-LABEL: /* entry train_forward */
 // CHECK: const void *bias = args->b1;
 // CHECK-NEXT: CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias
@@ -34,4 +38,30 @@ sluice_exec.entry @train_forward {
       alpha = 1.0, a_type = f16, b_type = f16, c_type = f16,
       compute = #sluice_exec.compute<f32>,
       epilogue = #sluice_exec.epilogue<bias_gelu_aux>, descriptor = 0}
+}
+
+// The backward's dA = dY W2^T with the gelu's gradient and the bias
+// gradient folded (epilogue dgelu_bgrad): cuBLASLt's DGELU_BGRAD reads the
+// saved pre-activation through the aux pointer, writes dA * gelu'(h) to C
+// and the bias gradient through the bias pointer.
+// CHECK-LABEL: /* entry train_backward */
+// CHECK: const void *bias = args->d_b1;
+// CHECK-NEXT: SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_desc_1, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)), "bias pointer of kernel 'ffn2.grad_lhs'");
+// CHECK-NEXT: void *aux = args->pre;
+// CHECK-NEXT: SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_desc_1, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof(aux)), "aux pointer of kernel 'ffn2.grad_lhs'");
+// CHECK: cublasLtMatmul(ctx->lt, ctx->lt_desc_1, &alpha, args->w2, ctx->lt_a_1, args->dy, ctx->lt_b_1, &beta, args->dh, ctx->lt_c_1, args->dh, ctx->lt_c_1,
+sluice_exec.entry @train_backward {
+  %w = sluice_exec.arg "w2"
+  %dy = sluice_exec.arg "dy"
+  %dh = sluice_exec.arg "dh"
+  %pre = sluice_exec.arg "pre"
+  %db = sluice_exec.arg "d_b1"
+  sluice_exec.gemm %w * %dy -> %dh bias %db aux %pre {
+      label = "kernel 'ffn2.grad_lhs'",
+      trans_a = #sluice_exec.blas_op<t>, trans_b = #sluice_exec.blas_op<n>,
+      m = 40, n = 64, k = 6, lda = 6, ldb = 6, ldc = 40,
+      batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0,
+      alpha = 1.0, a_type = f16, b_type = f16, c_type = f16,
+      compute = #sluice_exec.compute<f32>,
+      epilogue = #sluice_exec.epilogue<dgelu_bgrad>, descriptor = 1}
 }
