@@ -123,8 +123,16 @@ def Exec_ScheduleAttr : AttrDef<Exec_Dialect, "Schedule"> {
     `threads / rows` lanes (threadIdx.x, each `vector` consecutive
     columns; the last outer dim is the vector dim) x `rows` rows
     (threadIdx.y); stage 2 (the kernel `<name>_total`) on `grid` blocks of
-    `threads / rows x vector` threads, one per column. `row_chunks` and `rows` are 0 (and not
-    printed) for the other modes.
+    `threads / rows x vector` threads, one per column.
+
+    A `row_block` with column reductions (reductions over the `outer` dims
+    besides the row reductions over the `inner` ones) has `row_chunks` =
+    `grid` > 0: block c takes the c-th chunk of consecutive outer points,
+    its threads accumulate their inner points' column sums over the chunk
+    and write them to the partials workspace; `<name>_total` (one thread
+    per inner point) sums the chunks' partials in chunk order and computes
+    what is per column. `rows` is 0 (and not printed) except in
+    `column_block`, `row_chunks` except there and in such a row block.
 
     ```mlir
     #sluice_exec.schedule<mode = row_block, reduction = warp, grid = 6,

@@ -59,8 +59,15 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           "rows >= 1 dividing threads; got row_chunks = "
                        << rowChunks << ", rows = " << rows
                        << ", threads = " << threads;
-  if (!columns && (rowChunks || rows))
-    return emitError() << "only a column_block schedule has row_chunks and "
+  if (mode == ScheduleMode::row_block && rows)
+    return emitError() << "a row_block schedule has no rows (its row_chunks, "
+                          "if any, are chunks of outer points)";
+  if (mode == ScheduleMode::row_block && rowChunks && rowChunks != grid)
+    return emitError() << "a row_block schedule with column reductions runs "
+                          "one block per row chunk; got row_chunks = "
+                       << rowChunks << ", grid = " << grid;
+  if (mode == ScheduleMode::elementwise && (rowChunks || rows))
+    return emitError() << "an elementwise schedule has no row_chunks and no "
                           "rows";
   if (inner.empty() || !llvm::all_of(outer, llvm::IsaPred<StringAttr>) ||
       !llvm::all_of(inner, llvm::IsaPred<StringAttr>))

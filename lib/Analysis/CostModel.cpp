@@ -134,7 +134,8 @@ mlir::sluice::predictMemoryKernel(const MemoryKernelShape &shape,
 
   double bandwidth = target.dramBytesPerSecond * target.streamEfficiency *
                      sectors * parallelism;
-  prediction.memorySeconds = bandwidth > 0 ? bytes / bandwidth : 0;
+  prediction.memorySeconds =
+      bandwidth > 0 ? (bytes + double(shape.scratchBytes)) / bandwidth : 0;
   double flops = *target.vectorFlops.f32;
   prediction.computeSeconds = double(shape.flop) / flops;
   prediction.factors = {{"stream", target.streamEfficiency},

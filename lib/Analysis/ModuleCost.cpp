@@ -188,6 +188,17 @@ KernelPrediction predictFused(const OpCount &count,
                : llvm::cast<NamedTensorType>(tensor.value.getType());
     shape.tensors.push_back(accessOf(type, tensor, *schedule));
   }
+  if (kernel && hasColumnReductions(*schedule)) {
+    // Row chunks whose column sums a second kernel adds up: its launch, and
+    // the f32 partials written and read back (MBs, not the column tiles'
+    // KBs; priced as DRAM bytes although they mostly stay in L2).
+    shape.launches = 2;
+    int64_t columns = 0;
+    for (Operation &member : kernel.getBlock())
+      columns += isColumnReduce(&member, *schedule);
+    shape.scratchBytes =
+        uint64_t(2 * 4 * columns * schedule->rowChunks * schedule->innerCount);
+  }
   return predictMemoryKernel(shape, target);
 }
 

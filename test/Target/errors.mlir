@@ -164,7 +164,7 @@ sluice_exec.entry @e {
 
 sluice_exec.entry @e {
   %x = sluice_exec.arg "x"
-  // expected-error @+1 {{only a column_block schedule has row_chunks and rows}}
+  // expected-error @+1 {{a row_block schedule has no rows (its row_chunks, if any, are chunks of outer points)}}
   sluice_exec.launch @k schedule <mode = row_block, reduction = warp, grid = 1, threads = 32, vector = 1, elements_per_thread = 1, outer = ["j"], inner = ["i"], rows = 8> (%x) -> (%x) {input_types = [f32], output_types = [f32], clear_bytes = array<i64: 0>, label = "k"}
 }
 
@@ -174,4 +174,20 @@ sluice_exec.entry @e {
   %x = sluice_exec.arg "x"
   // expected-error @+1 {{epilogue 'dgelu_bgrad' needs a bias operand}}
   sluice_exec.gemm %x * %x -> %x aux %x {label = "k", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 8, n = 8, k = 8, lda = 8, ldb = 8, ldc = 8, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<dgelu_bgrad>, descriptor = 0}
+}
+
+// -----
+
+sluice_exec.entry @e {
+  %x = sluice_exec.arg "x"
+  // expected-error @+1 {{a row_block schedule with column reductions runs one block per row chunk; got row_chunks = 4, grid = 8}}
+  sluice_exec.launch @k schedule <mode = row_block, reduction = warp, grid = 8, threads = 32, vector = 1, elements_per_thread = 1, outer = ["j"], inner = ["i"], row_chunks = 4> (%x) -> (%x) {input_types = [f32], output_types = [f32], clear_bytes = array<i64: 0>, label = "k"}
+}
+
+// -----
+
+sluice_exec.entry @e {
+  %x = sluice_exec.arg "x"
+  // expected-error @+1 {{an elementwise schedule has no row_chunks and no rows}}
+  sluice_exec.launch @k schedule <mode = elementwise, reduction = none, grid = 8, threads = 32, vector = 1, elements_per_thread = 1, outer = [], inner = ["i"], row_chunks = 4> (%x) -> (%x) {input_types = [f32], output_types = [f32], clear_bytes = array<i64: 0>, label = "k"}
 }

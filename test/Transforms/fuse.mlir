@@ -39,8 +39,9 @@ sluice.graph @ln_chain(%x: !sluice.tensor<[j=4, i=8], f32> {sluice.name = "x"},
 
 // -----
 
-// Reductions over different dimensions stay in different kernels (one
-// iteration space, one reduction level per kernel).
+// Reductions over different dimensions stay in different kernels when
+// neither reads the other's result (row and column reductions share a
+// kernel only when the column sums need the row sums: @row_then_column).
 // CHECK-LABEL: sluice.graph @two_levels
 // CHECK: %[[K0:.*]]:2 = kernel(%x) {members = ["square", "rows"], sluice.name = "k0"}
 // CHECK: %[[K1:.*]] = kernel(%[[K0]]#0) {members = ["cols"], sluice.name = "k1"}
@@ -55,6 +56,42 @@ sluice.graph @two_levels(%x: !sluice.tensor<[j=4, i=8], f32> {sluice.name = "x"}
   %rows = sluice.reduce sum %t over ["i"] {sluice.name = "rows"} : !sluice.tensor<[j=4, i=8], f32> -> !sluice.tensor<[j=4], f32>
   %cols = sluice.reduce sum %t over ["j"] {sluice.name = "cols"} : !sluice.tensor<[j=4, i=8], f32> -> !sluice.tensor<[i=8], f32>
   sluice.return %rows, %cols : !sluice.tensor<[j=4], f32>, !sluice.tensor<[i=8], f32>
+}
+
+// -----
+
+// Column sums of rows normalized by their own row sums (a layer-norm
+// backward's shape: the row statistics, the row-wise result, the bias
+// gradient over the rows) make one kernel: row blocks over chunks of rows
+// whose threads also sum the columns (docs/Fusion.md, "Row and column
+// reductions"), so x is read once. The cast of the column sums to f16 runs
+// per column in the same kernel.
+// CHECK-LABEL: sluice.graph @row_then_column
+// CHECK: %[[K:.*]]:3 = kernel(%x) {members = ["square", "rows", "normalized", "cols", "cols16"], sluice.name = "k0"}
+// CHECK-NOT: kernel(
+// CHECK: return %[[K]]#0, %[[K]]#1, %[[K]]#2
+// OFF-LABEL: sluice.graph @row_then_column
+// OFF-COUNT-5: kernel(
+sluice.graph @row_then_column(%x: !sluice.tensor<[j=4, i=8], f32> {sluice.name = "x"})
+    -> (!sluice.tensor<[j=4], f32> {sluice.name = "rows"}, !sluice.tensor<[j=4, i=8], f32> {sluice.name = "n"},
+        !sluice.tensor<[i=8], f16> {sluice.name = "cols"}) {
+  %t = sluice.map (%x) {sluice.name = "square"} : (!sluice.tensor<[j=4, i=8], f32>) -> !sluice.tensor<[j=4, i=8], f32> {
+  ^bb0(%v: f32):
+    %s = arith.mulf %v, %v : f32
+    sluice.yield %s : f32
+  }
+  %rows = sluice.reduce sum %t over ["i"] {sluice.name = "rows"} : !sluice.tensor<[j=4, i=8], f32> -> !sluice.tensor<[j=4], f32>
+  %n = sluice.map (%t, %rows) {sluice.name = "normalized"} : (!sluice.tensor<[j=4, i=8], f32>, !sluice.tensor<[j=4], f32>) -> !sluice.tensor<[j=4, i=8], f32> {
+  ^bb0(%a: f32, %r: f32):
+    %q = arith.divf %a, %r : f32
+    sluice.yield %q : f32
+  }
+  %cols = sluice.reduce sum %n over ["j"] {sluice.name = "cols"} : !sluice.tensor<[j=4, i=8], f32> -> !sluice.tensor<[i=8], f32>
+  %c16 = sluice.map (%cols) {sluice.name = "cols16"} : (!sluice.tensor<[i=8], f32>) -> !sluice.tensor<[i=8], f16> {
+  ^bb0(%c: f32):
+    sluice.yield %c : f32
+  }
+  sluice.return %rows, %n, %c16 : !sluice.tensor<[j=4], f32>, !sluice.tensor<[j=4, i=8], f32>, !sluice.tensor<[i=8], f16>
 }
 
 // -----

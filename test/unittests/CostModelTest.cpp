@@ -323,6 +323,42 @@ TEST_F(ModuleCostTest, FusedColumnReductionIsPricedAsColumnBlocks) {
   EXPECT_LT(columns.seconds, strided.seconds);
 }
 
+/// Row and column reductions in one kernel (docs/Codegen.md, "Row and
+/// column reductions"): row blocks over 2 x 80 chunks of rows on the V100,
+/// whose f32 partials (one per chunk and column, written and read back)
+/// and second launch (the totals) are priced besides the accounting's
+/// bytes.
+TEST_F(ModuleCostTest, RowAndColumnKernelPaysItsPartialsAndTotals) {
+  OwningOpRef<ModuleOp> module = parse(R"mlir(
+    sluice.graph @g(%x: !sluice.tensor<[j=512, i=1024], f16> {sluice.name = "x"})
+        -> (!sluice.tensor<[j=512, i=1024], f16> {sluice.name = "n"}, !sluice.tensor<[i=1024], f32> {sluice.name = "c"}) {
+      %n, %c = sluice.kernel (%x) {kind = #sluice<kernel_kind fused>, members = ["r", "n", "c"], sluice.name = "k0"}
+          : (!sluice.tensor<[j=512, i=1024], f16>) -> (!sluice.tensor<[j=512, i=1024], f16>, !sluice.tensor<[i=1024], f32>) {
+      ^bb0(%xa: !sluice.tensor<[j=512, i=1024], f16>):
+        %r = sluice.reduce sum %xa over ["i"] {sluice.name = "r"} : !sluice.tensor<[j=512, i=1024], f16> -> !sluice.tensor<[j=512], f32>
+        %m = sluice.map (%xa, %r) {sluice.name = "n"} : (!sluice.tensor<[j=512, i=1024], f16>, !sluice.tensor<[j=512], f32>) -> !sluice.tensor<[j=512, i=1024], f16> {
+        ^bb0(%p: f32, %q: f32):
+          %d = arith.subf %p, %q : f32
+          sluice.yield %d : f32
+        }
+        %s = sluice.reduce sum %m over ["j"] {sluice.name = "c"} : !sluice.tensor<[j=512, i=1024], f16> -> !sluice.tensor<[i=1024], f32>
+        sluice.kernel_yield %m, %s : !sluice.tensor<[j=512, i=1024], f16>, !sluice.tensor<[i=1024], f32>
+      }
+      sluice.return %n, %c : !sluice.tensor<[j=512, i=1024], f16>, !sluice.tensor<[i=1024], f32>
+    })mlir");
+  ASSERT_TRUE(module);
+  KernelPrediction p = predict(*module, "k0");
+  llvm::Expected<GpuTarget> v100 = builtinTarget("v100");
+  ASSERT_TRUE(bool(v100));
+  EXPECT_DOUBLE_EQ(p.launchSeconds, 2 * v100->launchOverheadSeconds);
+  // 2 x 80 chunks x 1024 columns x 4 bytes, written and read back.
+  double partials = 2.0 * 160 * 1024 * 4;
+  double priced =
+      p.memorySeconds * v100->dramBytesPerSecond * v100->streamEfficiency;
+  EXPECT_GE(priced, (p.bytes + partials) * (1 - 1e-9));
+  EXPECT_LT(priced, (p.bytes + partials) * 1.5);
+}
+
 TEST_F(ModuleCostTest, ContractionUsesItsGemmMapping) {
   OwningOpRef<ModuleOp> module = parse(R"mlir(
     sluice.graph @g(%a: !sluice.tensor<[j=4096, k=1024], f16> {sluice.name = "a"},

@@ -13,6 +13,7 @@
 #include "GraphFuser.h"
 
 #include "dialects/sluice/Analysis/GemmMapping.h"
+#include "dialects/sluice/Analysis/RowColumnReductions.h"
 #include "dialects/sluice/SluiceBuilders.h"
 
 #include "llvm/ADT/SetVector.h"
@@ -397,12 +398,15 @@ bool GraphFuser::canMerge(const Group &a, const Group &b,
 
 /// The fused group made of `members`, if they form one legal kernel: the
 /// iteration space is the largest member domain, which holds every other;
-/// all reductions reduce the same dimensions; every member loops over all of
-/// it or over its outer dimensions.
+/// all reductions reduce the same dimensions, or row and column reductions
+/// split them (RowColumnReductions.h; `reduced` is then the rows'); every
+/// member loops over all of it or over its outer dimensions (or, per
+/// column, over the rows' dims).
 bool GraphFuser::describeFused(ArrayRef<unsigned> members,
                                Group &group) const {
   group = Group();
   group.members.assign(members.begin(), members.end());
+  bool columns = false;
   for (unsigned index : members) {
     if (llvm::isa<ContractOp>(ops[index]))
       return false;
@@ -410,10 +414,24 @@ bool GraphFuser::describeFused(ArrayRef<unsigned> members,
     if (isSubset(group.dims, domain.dims))
       group.dims = domain.dims;
     if (!domain.reduced.empty()) {
-      if (!group.reduced.empty() && group.reduced != domain.reduced)
-        return false;
+      columns |= !group.reduced.empty() && group.reduced != domain.reduced;
       group.reduced = domain.reduced;
     }
+  }
+  if (columns) {
+    SmallVector<Operation *> memberOps;
+    for (unsigned index : members)
+      memberOps.push_back(ops[index]);
+    std::string why;
+    Operation *where = nullptr;
+    FailureOr<RowColumnSplit> split =
+        splitRowColumnReductions(memberOps, why, where);
+    if (failed(split))
+      return false;
+    group.reduced.clear();
+    for (const std::string &dim : split->rows)
+      group.reduced[dim] = group.dims.at(dim);
+    return fitsResident(group);
   }
   DimSet outer = minus(group.dims, group.reduced);
   for (unsigned index : members) {

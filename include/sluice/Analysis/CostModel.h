@@ -57,6 +57,10 @@ struct MemoryKernelShape {
   /// Kernel launches (a column reduction's second kernel sums the first's
   /// partials).
   int64_t launches = 1;
+  /// Bytes the kernel moves besides its tensors (a row-and-column kernel's
+  /// f32 partials, written and read back): they take time, and are not the
+  /// accounting's.
+  uint64_t scratchBytes = 0;
 };
 
 /// One GEMM call (column-major, dialects/sluice/Analysis/GemmMapping.h's

@@ -30,7 +30,11 @@ enum class ScheduleMode {
   /// thread `vectorWidth` contiguous points per step.
   Elementwise,
   /// One block per outer point (grid-stride over outer points); the block's
-  /// threads cover the inner extent, each `elementsPerThread` points.
+  /// threads cover the inner extent, each `elementsPerThread` points. With
+  /// column reductions (reductions over the outer dims, `rowChunks` > 0)
+  /// each block takes a chunk of consecutive outer points instead, its
+  /// threads accumulate their inner points' column sums over the chunk,
+  /// and a second step sums the chunks' partials in chunk order.
   RowBlock,
   /// CUDA column reductions (never chosen by scheduleOps: the CUDA
   /// emitter's, sluice/Codegen/CudaSchedule.h, which the cost model prices):
@@ -44,8 +48,10 @@ enum class ScheduleMode {
 /// How a reduction's per-thread partial results combine.
 enum class ReductionStrategy { None, Warp, Block };
 
-/// The domain class of one op inside a fused kernel.
-enum class OpDomain { Full, Outer };
+/// The domain class of one op inside a fused kernel: the whole iteration
+/// space, the outer dims (per row), or the inner dims (per column: the
+/// results of column reductions and what is computed from them).
+enum class OpDomain { Full, Outer, Column };
 
 struct KernelSchedule {
   ScheduleMode mode = ScheduleMode::Elementwise;
@@ -66,9 +72,10 @@ struct KernelSchedule {
   /// compile-time size of the per-thread arrays. Elementwise: vectorWidth.
   int64_t elementsPerThread = 1;
   ReductionStrategy reduction = ReductionStrategy::None;
-  /// ColumnBlock only (0 otherwise): the grid's chunks of inner points and
-  /// the threads over the inner points within a block (threadIdx.y); the
-  /// column tile is threadsPerBlock / rowsPerBlock.
+  /// ColumnBlock: the grid's chunks of inner points and the threads over
+  /// the inner points within a block (threadIdx.y); the column tile is
+  /// threadsPerBlock / rowsPerBlock. RowBlock with column reductions: the
+  /// chunks of outer points (rowsPerBlock 0). Both 0 otherwise.
   int64_t rowChunks = 0, rowsPerBlock = 0;
 
   /// The schedule as a typed attribute (what --sluice-schedule attaches
@@ -84,6 +91,13 @@ FailureOr<KernelSchedule> scheduleOps(ArrayRef<Operation *> ops);
 
 /// The domain class of `op` under `schedule`.
 OpDomain domainOf(Operation *op, const KernelSchedule &schedule);
+
+/// True for a row-block schedule that also has column reductions
+/// (reductions over the outer dims, summed from per-chunk partials).
+bool hasColumnReductions(const KernelSchedule &schedule);
+
+/// True if `op` is one of those column reductions.
+bool isColumnReduce(Operation *op, const KernelSchedule &schedule);
 
 /// The ops a fused kernel runs: its body without the terminator and without
 /// renames of its inputs (views: they read the input's memory).

@@ -73,7 +73,7 @@ bool CoreEmitter::endsWithOuterDims(NamedTensorType type) const {
 }
 
 bool CoreEmitter::isColumnReduction() const {
-  if (!isRowBlock() || !kept.empty() || s.outerDims.empty())
+  if (!isRowBlock() || hasColumns() || !kept.empty() || s.outerDims.empty())
     return false;
   // CUDA's threadIdx.x runs over the columns: only coalesced when they are
   // contiguous in memory.
@@ -268,6 +268,11 @@ static constexpr int64_t kMaxCombineBytes = 48 << 10;
 /// reductions, 7 tensors) 58 to 71 at V = 4 (40), 64 without spills under
 /// the 64-register launch bound (kColumnMinBlocks).
 static constexpr int64_t kMaxColumnValues = 40;
+/// CUDA: row chunks per SM of a row block that also sums columns: each
+/// chunk writes one f32 partial per column and reduction (BERT-large's
+/// layer-norm backward: 2 x 108 chunks x 3 x 1024 x 4 B = 2.6 MB on an A100,
+/// in L2), and its blocks are as wide as the row's vector groups.
+static constexpr int64_t kRowChunksPerSm = 2;
 /// CUDA: the blocks per SM a stage-1 column kernel's launch bound asks for:
 /// 4 x 256 threads leave ptxas 64 registers per thread, the static checks'
 /// limit (without it ptxas took up to 71 where the estimate allowed).
@@ -308,11 +313,23 @@ static ColumnTensors columnTensors(const FusedGroup &group) {
 
 void mlir::sluice::emit::scheduleColumnReduction(FusedGroup &group,
                                                  const ColumnDevice &device) {
+  KernelSchedule &s = group.schedule;
+  if (hasColumnReductions(s)) {
+    // Row blocks that also sum columns: a chunk of rows per block,
+    // kRowChunksPerSm blocks per SM, the partials fitting the workspace.
+    int64_t columns = llvm::count_if(
+        group.ops, [&](Operation *op) { return isColumnReduce(op, s); });
+    int64_t fit = std::max<int64_t>(1, int64_t(kCudaWorkspaceBytes) /
+                                           (4 * columns * s.innerCount));
+    s.rowChunks =
+        std::min({s.outerCount, device.smCount * kRowChunksPerSm, fit});
+    s.gridSize = s.rowChunks;
+    return;
+  }
   CoreEmitter probe(group, EmitTarget::Cuda, llvm::nulls());
   probe.assignStages();
   if (!probe.isColumnReduction())
     return;
-  KernelSchedule &s = group.schedule;
   int64_t reduces = llvm::count_if(
       group.ops, [](Operation *op) { return llvm::isa<ReduceOp>(op); });
   // Consecutive columns per thread: 16 bytes of the widest element read or

@@ -46,6 +46,12 @@ public:
 private:
   bool isCuda() const { return target == EmitTarget::Cuda; }
   bool isRowBlock() const { return s.mode == ScheduleMode::RowBlock; }
+  /// A row block that also sums columns (hasColumnReductions): chunks of
+  /// rows, per-thread column accumulators, partials summed in chunk order.
+  bool hasColumns() const { return hasColumnReductions(s); }
+  /// The stage of what a row block with column reductions computes per
+  /// column: after every row stage, in the totals step.
+  static constexpr unsigned kColumnStage = UINT_MAX;
   /// A CUDA column tile (ColumnBlock schedule): its `v` loop runs over a
   /// thread's consecutive columns, not along a row.
   bool isColumnTile() const { return s.mode == ScheduleMode::ColumnBlock; }
@@ -85,9 +91,15 @@ private:
   }
   bool isOuterValue(Value value) const {
     Operation *op = value.getDefiningOp();
-    if (!op || !memberIndex.count(op))
+    if (!op || !memberIndex.count(op) || isColumnValue(value))
       return false;
     return llvm::isa<ReduceOp>(op) || domainOf(op, s) == OpDomain::Outer;
+  }
+  /// A column reduction's result or a value computed from them per column.
+  bool isColumnValue(Value value) const {
+    Operation *op = value.getDefiningOp();
+    return op && memberIndex.count(op) &&
+           (isColumnReduce(op, s) || domainOf(op, s) == OpDomain::Column);
   }
   /// The index variable of dim `name` (inside the vector loop, the
   /// vector dim advances with `v`).
@@ -248,8 +260,20 @@ private:
   /// points per step.
   LogicalResult emitElementwise();
   /// Row blocks: one outer point at a time, the inner extent over threads,
-  /// stage after stage.
+  /// stage after stage (with column reductions, a chunk of outer points per
+  /// block or task and the column totals after it: emitColumnSums).
   LogicalResult emitRowBlocks();
+  /// The column reductions of a row block, in program order.
+  SmallVector<ReduceOp> columnReduces() const;
+  /// The partials of a row block's column reductions: on CUDA each block
+  /// writes its chunk's to `partials` and `<name>_total` (one thread per
+  /// inner point) sums them in chunk order; on the CPU each task's are
+  /// added to the kernel's totals in chunk order (`omp ordered`). Then the
+  /// per-column ops and the column outputs.
+  LogicalResult emitColumnSums();
+  /// One inner point `r` of the column totals: the per-column ops and the
+  /// column outputs, the reductions' totals already in `v<id>`.
+  LogicalResult emitColumnPointTotals(StringRef indent);
   /// One stage of a row block: its outer-only values, then (if the stage
   /// has full-domain work) its loop over the thread's vector groups and the
   /// totals of the reductions it feeds.

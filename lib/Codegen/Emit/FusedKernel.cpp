@@ -323,7 +323,10 @@ LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
       continue;
     if (auto reduce = llvm::dyn_cast<ReduceOp>(op)) {
       std::string acc = "acc_" + valueName(reduce.getResult());
-      if (usesLaneAccumulators())
+      if (isColumnReduce(op, s))
+        acc = "cacc_" + valueName(reduce.getResult()) + "[q * " +
+              std::to_string(width) + " + v]";
+      else if (usesLaneAccumulators())
         acc += "[v]";
       os << inner << acc << " = "
          << (reduce.getKind() == ReduceKind::max ? "sluice_max_combine("
@@ -376,6 +379,13 @@ void CoreEmitter::assignStages() {
     for (Value operand : op->getOperands())
       if (isMember(operand.getDefiningOp()))
         stage = std::max(stage, valueStage.lookup(operand));
+    // Column sums are complete only after every row: what reads them runs
+    // in the totals step.
+    if (isColumnReduce(op, s) || domainOf(op, s) == OpDomain::Column) {
+      opStage[op] = domainOf(op, s) == OpDomain::Column ? kColumnStage : stage;
+      valueStage[op->getResult(0)] = kColumnStage;
+      continue;
+    }
     opStage[op] = stage;
     unsigned available = llvm::isa<ReduceOp>(op) ? stage + 1 : stage;
     valueStage[op->getResult(0)] = available;
@@ -445,8 +455,9 @@ void CoreEmitter::emitSignature(StringRef suffix, int64_t threads,
     os << parameterType(output, group.outputPacked[index]) << pointer << "out"
        << index << ", ";
   os << "uint64_t seed"
-     << (s.mode == ScheduleMode::ColumnBlock ? ", float *__restrict__ partials"
-                                             : "")
+     << (s.mode == ScheduleMode::ColumnBlock || (isCuda() && hasColumns())
+             ? ", float *__restrict__ partials"
+             : "")
      << ") {\n";
   os << "  (void)seed;\n";
 }
@@ -481,15 +492,59 @@ LogicalResult CoreEmitter::emitElementwise() {
 
 LogicalResult CoreEmitter::emitRowBlocks() {
   int64_t perThread = groupsPerThread() * vectorWidth;
+  // With column reductions: chunk c of the outer points per block (CUDA)
+  // or task (CPU), each thread's column accumulators over its chunk.
+  std::string chunkRows =
+      std::to_string((s.outerCount + std::max<int64_t>(s.rowChunks, 1) - 1) /
+                     std::max<int64_t>(s.rowChunks, 1)) +
+      "LL";
+  std::string outer = std::to_string(s.outerCount) + "LL";
+  auto emitColumnAccumulators = [&](StringRef indent) {
+    for (ReduceOp reduce : columnReduces())
+      os << indent << "float cacc_" << valueName(reduce.getResult()) << "["
+         << perThread << "];\n"
+         << indent << "for (int k = 0; k < " << perThread << "; ++k)\n"
+         << indent << "  cacc_" << valueName(reduce.getResult()) << "[k] = "
+         << (reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f")
+         << ";\n";
+  };
   if (isCuda()) {
     if (s.reduction == ReductionStrategy::Block)
       os << "  __shared__ float sluice_scratch[32];\n";
-    os << "  const int t = threadIdx.x;\n"
-       << "  for (int64_t o = blockIdx.x; o < " << s.outerCount
-       << "LL; o += gridDim.x) {\n";
+    os << "  const int t = threadIdx.x;\n";
+    if (hasColumns()) {
+      emitColumnAccumulators("  ");
+      os << "  const int64_t o_first = (int64_t)blockIdx.x * " << chunkRows
+         << ";\n"
+         << "  const int64_t o_end = o_first + " << chunkRows << " < " << outer
+         << " ? o_first + " << chunkRows << " : " << outer << ";\n"
+         << "  for (int64_t o = o_first; o < o_end; ++o) {\n";
+    } else {
+      os << "  for (int64_t o = blockIdx.x; o < " << outer
+         << "; o += gridDim.x) {\n";
+    }
+  } else if (hasColumns()) {
+    for (ReduceOp reduce : columnReduces())
+      os << "  float ctot_" << valueName(reduce.getResult()) << "[" << perThread
+         << "];\n";
+    os << "  for (int64_t k = 0; k < " << perThread << "; ++k) {\n";
+    for (ReduceOp reduce : columnReduces())
+      os << "    ctot_" << valueName(reduce.getResult()) << "[k] = "
+         << (reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f")
+         << ";\n";
+    os << "  }\n"
+       << "#ifdef _OPENMP\n#pragma omp parallel for ordered schedule(static, "
+          "1)\n#endif\n"
+       << "  for (int64_t c = 0; c < " << s.rowChunks << "LL; ++c) {\n";
+    emitColumnAccumulators("  ");
+    os << "  const int64_t o_first = c * " << chunkRows << ";\n"
+       << "  const int64_t o_end = o_first + " << chunkRows << " < " << outer
+       << " ? o_first + " << chunkRows << " : " << outer << ";\n"
+       << "  for (int64_t o = o_first; o < o_end; ++o) {\n"
+       << "    const int t = 0;\n";
   } else {
     os << "#ifdef _OPENMP\n#pragma omp parallel for\n#endif\n"
-       << "  for (int64_t o = 0; o < " << s.outerCount << "LL; ++o) {\n"
+       << "  for (int64_t o = 0; o < " << outer << "; ++o) {\n"
        << "    const int t = 0;\n";
   }
   emitDecompose("o", s.outerDims, s.outerSizes, "    ");
@@ -506,7 +561,10 @@ LogicalResult CoreEmitter::emitRowBlocks() {
     emitOutputStores(/*outer=*/true, "      ");
     os << "    }\n";
   }
-  os << "    (void)t;\n  }\n}\n\n";
+  os << "    (void)t;\n  }\n";
+  if (hasColumns())
+    return emitColumnSums();
+  os << "}\n\n";
   return success();
 }
 
@@ -523,7 +581,8 @@ LogicalResult CoreEmitter::emitRowStage(unsigned stage) {
   for (Operation *op : group.ops)
     if (opStage.lookup(op) == stage && domainOf(op, s) == OpDomain::Full) {
       hasSegment = true;
-      if (auto reduce = llvm::dyn_cast<ReduceOp>(op))
+      if (auto reduce = llvm::dyn_cast<ReduceOp>(op);
+          reduce && !isColumnReduce(op, s))
         reduces.push_back(reduce);
     }
   for (Value output : group.outputs)
@@ -534,7 +593,8 @@ LogicalResult CoreEmitter::emitRowStage(unsigned stage) {
   // Unrolled when per-thread arrays are indexed by q (so they stay in
   // registers); otherwise one group at a time keeps register use low.
   if (isCuda())
-    os << (kept.empty() ? "#pragma unroll 1\n" : "#pragma unroll\n");
+    os << (kept.empty() && !hasColumns() ? "#pragma unroll 1\n"
+                                         : "#pragma unroll\n");
   os << "    for (int q = 0; q < " << groupsPerThread() << "; ++q) {\n"
      << "      const int64_t r0 = ((int64_t)q * " << threads() << " + t) * "
      << vectorWidth << "LL;\n"
@@ -616,6 +676,10 @@ LogicalResult mlir::sluice::emit::emitFusedKernel(const FusedGroup &group,
        << s.rowsPerBlock << " rows), " << s.gridSize << " column tiles x "
        << s.rowChunks << " row chunks, partials summed by " << group.name
        << "_total";
+  if (hasColumnReductions(s))
+    os << ", " << s.rowChunks << " row chunks, column partials summed "
+       << (target == EmitTarget::Cuda ? "by " + group.name + "_total"
+                                      : std::string("in chunk order"));
   os << ", vector " << s.vectorWidth << "\n";
   std::string body;
   llvm::raw_string_ostream bodyStream(body);

@@ -11,6 +11,8 @@
 
 #include "sluice/Codegen/Schedule.h"
 
+#include "dialects/sluice/Analysis/RowColumnReductions.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/STLExtras.h"
@@ -74,12 +76,16 @@ constexpr int64_t kGroupsPerThread = 4;
 constexpr int64_t kMaxElementsPerThread = 16;
 } // namespace
 
+/// Rows of a kernel with column reductions go to at most this many chunks
+/// (blocks or tasks), each writing one partial per column (the CUDA
+/// emitter sizes them to the device instead).
+constexpr int64_t kRowChunks = 64;
+
 FailureOr<KernelSchedule> mlir::sluice::scheduleOps(ArrayRef<Operation *> ops) {
   if (ops.empty())
     return failure();
   Dims space;
-  std::optional<Dims> reduced;
-  Operation *firstReduce = nullptr;
+  SmallVector<std::pair<Dims, Operation *>, 2> sets;
   for (Operation *op : ops) {
     if (!llvm::isa<MapOp, ReduceOp, RandomMaskOp, RelayoutOp>(op))
       return op->emitOpError()
@@ -101,18 +107,51 @@ FailureOr<KernelSchedule> mlir::sluice::scheduleOps(ArrayRef<Operation *> ops) {
         StringRef text = llvm::cast<StringAttr>(name).getValue();
         these.emplace_back(text.str(), input.getDimSize(text));
       }
-      if (!reduced) {
-        reduced = these;
-        firstReduce = op;
-      } else if (!sameSet(*reduced, these)) {
+      if (llvm::any_of(sets,
+                       [&](auto &set) { return sameSet(set.first, these); }))
+        continue;
+      if (sets.size() == 2) {
         InFlightDiagnostic diag = op->emitOpError()
                                   << "reduces over " << describe(these)
                                   << " but the kernel's reductions are over "
-                                  << describe(*reduced);
-        diag.attachNote(firstReduce->getLoc()) << "first reduction here";
+                                  << describe(sets[0].first) << " and "
+                                  << describe(sets[1].first);
+        diag.attachNote(sets[0].second->getLoc()) << "first reduction here";
         return diag;
       }
+      sets.emplace_back(these, op);
     }
+  }
+  Operation *main = nullptr;
+  for (Operation *op : ops)
+    if (!main && sameSet(dimsOf(domainType(op)), space))
+      main = op;
+  NamedTensorType mainType = domainType(main ? main : ops.front());
+
+  // Two sets of reduced dims: row and column reductions in one kernel
+  // (dialects/sluice/Analysis/RowColumnReductions.h).
+  std::optional<Dims> reduced;
+  bool columns = false;
+  if (sets.size() == 1)
+    reduced = sets[0].first;
+  if (sets.size() == 2) {
+    std::string why;
+    Operation *where = sets[1].second;
+    FailureOr<RowColumnSplit> split = splitRowColumnReductions(ops, why, where);
+    if (failed(split)) {
+      InFlightDiagnostic diag =
+          where->emitOpError()
+          << "cannot run in one kernel with reductions over "
+          << describe(sets[0].first) << " and " << describe(sets[1].first)
+          << ": " << why;
+      diag.attachNote(sets[0].second->getLoc()) << "first reduction here";
+      return diag;
+    }
+    const Dims &rows = split->rows.count(sets[0].first.front().first)
+                           ? sets[0].first
+                           : sets[1].first;
+    reduced = rows;
+    columns = true;
   }
 
   // Outer dims: D minus the reduced dims, or the dims every op shares.
@@ -125,21 +164,18 @@ FailureOr<KernelSchedule> mlir::sluice::scheduleOps(ArrayRef<Operation *> ops) {
     if (isOuter)
       outer.push_back(dim);
   }
-  Operation *main = nullptr;
   for (Operation *op : ops) {
     Dims domain = dimsOf(domainType(op));
-    bool full = sameSet(domain, space);
-    if (!full && !sameSet(domain, outer))
+    bool allowed = sameSet(domain, space) || sameSet(domain, outer) ||
+                   (columns && sameSet(domain, *reduced));
+    if (!allowed)
       return op->emitOpError()
              << "has domain " << describe(domain)
              << ", neither the kernel's iteration space " << describe(space)
              << " nor its outer dims " << describe(outer);
-    if (full && !main)
-      main = op;
   }
 
   KernelSchedule schedule;
-  NamedTensorType mainType = domainType(main ? main : ops.front());
   for (auto &[name, size] : dimsOf(mainType)) {
     if (contains(outer, name) && outer.size() != space.size()) {
       schedule.outerDims.push_back(name);
@@ -188,13 +224,22 @@ FailureOr<KernelSchedule> mlir::sluice::scheduleOps(ArrayRef<Operation *> ops) {
         std::min(kMaxGrid, ceilDiv(groups, schedule.threadsPerBlock));
     schedule.elementsPerThread = schedule.vectorWidth;
   } else {
-    int64_t wanted = std::max(ceilDiv(groups, kGroupsPerThread),
-                              ceilDiv(schedule.innerCount, kMaxElementsPerThread));
+    // With column reductions a block covers its rows one after another and
+    // every thread keeps a column sum per point it covers: one vector group
+    // per thread, so the blocks are wide and the sums few.
+    int64_t wanted =
+        columns ? groups
+                : std::max(ceilDiv(groups, kGroupsPerThread),
+                           ceilDiv(schedule.innerCount, kMaxElementsPerThread));
     schedule.threadsPerBlock =
         std::clamp<int64_t>(roundUp(wanted, 32), 32, 1024);
     schedule.elementsPerThread =
         ceilDiv(groups, schedule.threadsPerBlock) * schedule.vectorWidth;
     schedule.gridSize = std::min(kMaxGrid, schedule.outerCount);
+    if (columns) {
+      schedule.rowChunks = std::min(kRowChunks, schedule.outerCount);
+      schedule.gridSize = schedule.rowChunks;
+    }
     if (reduced)
       schedule.reduction = schedule.threadsPerBlock == 32
                                ? ReductionStrategy::Warp
@@ -207,9 +252,30 @@ OpDomain mlir::sluice::domainOf(Operation *op, const KernelSchedule &schedule) {
   if (schedule.mode == ScheduleMode::Elementwise)
     return OpDomain::Full;
   NamedTensorType type = domainType(op);
-  return type.getRank() == schedule.outerDims.size() + schedule.innerDims.size()
-             ? OpDomain::Full
-             : OpDomain::Outer;
+  if (type.getRank() == schedule.outerDims.size() + schedule.innerDims.size())
+    return OpDomain::Full;
+  bool perColumn =
+      hasColumnReductions(schedule) &&
+      type.getRank() == schedule.innerDims.size() &&
+      llvm::all_of(schedule.innerDims,
+                   [&](const std::string &dim) { return type.hasDim(dim); });
+  return perColumn ? OpDomain::Column : OpDomain::Outer;
+}
+
+bool mlir::sluice::hasColumnReductions(const KernelSchedule &schedule) {
+  return schedule.mode == ScheduleMode::RowBlock && schedule.rowChunks > 0;
+}
+
+bool mlir::sluice::isColumnReduce(Operation *op,
+                                  const KernelSchedule &schedule) {
+  auto reduce = llvm::dyn_cast<ReduceOp>(op);
+  if (!reduce || !hasColumnReductions(schedule))
+    return false;
+  NamedTensorType result = reduce.getResult().getType();
+  return result.getRank() == schedule.innerDims.size() &&
+         llvm::all_of(schedule.innerDims, [&](const std::string &dim) {
+           return result.hasDim(dim);
+         });
 }
 
 SmallVector<Operation *> mlir::sluice::kernelMembers(KernelOp kernel) {

@@ -299,6 +299,23 @@ LogicalResult printOperation(HostEmitter &emitter, exec::LaunchOp op) {
     os << "SLUICE_CHECK_LAUNCH(\"" << op.getLabel() << " (column totals)\");\n";
     return success();
   }
+  if (schedule.getMode() == exec::ScheduleMode::row_block &&
+      schedule.getRowChunks() > 0) {
+    // Row blocks with column reductions: a block per row chunk writes its
+    // column partials to the workspace; <kernel>_total (grid-stride, 256
+    // threads, one per inner point) sums them in chunk order.
+    os << *kernel << "<<<" << schedule.getGrid() << ", "
+       << schedule.getThreads() << ", 0, stream>>>";
+    if (failed(printLaunchArguments(os, op, "(float *)ctx->workspace")))
+      return failure();
+    os << "SLUICE_CHECK_LAUNCH(\"" << op.getLabel() << "\");\n"
+       << op.getKernel() << "_total<<<" << schedule.getGrid()
+       << ", 256, 0, stream>>>";
+    if (failed(printLaunchArguments(os, op, "(float *)ctx->workspace")))
+      return failure();
+    os << "SLUICE_CHECK_LAUNCH(\"" << op.getLabel() << " (column totals)\");\n";
+    return success();
+  }
   os << *kernel << "<<<" << schedule.getGrid() << ", " << schedule.getThreads()
      << ", 0, stream>>>";
   if (failed(printLaunchArguments(os, op)))
