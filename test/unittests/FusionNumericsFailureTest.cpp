@@ -135,7 +135,8 @@ TEST_F(FusionNumericsTest, StructuralChecksCanFail) {
       << messages.size() << " failures";
 
   // A kernel (valid to the verifier) summing rows and columns: two
-  // reductions over different dims.
+  // reductions over different dims whose results nothing reads per point,
+  // so they are no row-and-column kernel (RowColumnReductions.h).
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
 sluice.graph @g(%x: !sluice.tensor<[j=4, i=8], f32> {sluice.name = "x"})
     -> (!sluice.tensor<[j=4], f32> {sluice.name = "r"},
