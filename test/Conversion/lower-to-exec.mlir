@@ -49,4 +49,4 @@
 // The saved tensors are read from the saved region, at the forward's offsets.
 // TRAIN: sluice_exec.saved
 // TRAIN: sluice_exec.arena
-// TRAIN: sluice_exec.launch @sluice_kernel_{{[0-9]+}}_k19 schedule <{{.*}}> () -> (%{{.*}}) {clear_bytes = array<i64: 16>, {{.*}}label = "kernel 'k19' (fused: attn_dropout.mask.recompute)", output_types = [i1]}
+// TRAIN: sluice_exec.launch @sluice_kernel_{{[0-9]+}}_k15 schedule <{{.*}}> () -> (%{{.*}}) {clear_bytes = array<i64: 16>, {{.*}}label = "kernel 'k15' (fused: attn_dropout.mask.recompute)", output_types = [i1]}
