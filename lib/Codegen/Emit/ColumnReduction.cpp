@@ -40,12 +40,6 @@ static constexpr int64_t kColumnUnit = 16;
 /// At most this many columns per block (the partials stay in L1/L2).
 static constexpr int64_t kMaxColumns = 4096;
 
-/// The combine call of `reduce` up to its first argument.
-static const char *combineCall(ReduceOp reduce) {
-  return reduce.getKind() == ReduceKind::max ? "sluice_max_combine("
-                                             : "sluice_sum_combine(";
-}
-
 bool CoreEmitter::fullTensorsContiguousInOuter() const {
   size_t rank = s.outerDims.size() + s.innerDims.size();
   bool any = false;
@@ -189,7 +183,7 @@ LogicalResult CoreEmitter::emitColumnPoint(
       continue;
     if (auto reduce = llvm::dyn_cast<ReduceOp>(op)) {
       std::string acc = accumulator(reduce);
-      os << indent << acc << " = " << combineCall(reduce) << acc << ", "
+      os << indent << acc << " = " << combineOf(reduce) << acc << ", "
          << use(reduce.getInput(), false) << ");\n";
     } else if (failed(emitOp(op, false, indent))) {
       return failure();
@@ -223,8 +217,8 @@ LogicalResult CoreEmitter::emitColumnBlocks() {
     os << "    float acc_" << valueName(reduce.getResult()) << "[" << columns
        << "];\n"
        << "    for (int c = 0; c < width; ++c)\n"
-       << "      acc_" << valueName(reduce.getResult()) << "[c] = "
-       << (reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f") << ";\n";
+       << "      acc_" << valueName(reduce.getResult())
+       << "[c] = " << identityOf(reduce) << ";\n";
   os << "    for (int64_t r0 = 0; r0 < " << s.innerCount << "LL; ++r0) {\n";
   emitDecompose("r0", s.innerDims, s.innerSizes, "      ");
   emitColumnDraws(columns, "      ");
@@ -431,8 +425,8 @@ LogicalResult CoreEmitter::emitColumnTiles() {
        << ";\n"
        << "  #pragma unroll 4\n"
        << "  for (int c = 1; c < " << s.rowChunks << "; ++c)\n"
-       << "    " << total(reduce) << " = " << combineCall(reduce)
-       << total(reduce) << ", " << columnPartial(k, "c", "o") << ");\n";
+       << "    " << total(reduce) << " = " << combineOf(reduce) << total(reduce)
+       << ", " << columnPartial(k, "c", "o") << ");\n";
   if (failed(emitColumnTotals(total, "  ")))
     return failure();
   linearColumns = false;
@@ -462,7 +456,7 @@ void CoreEmitter::emitColumnTileCombine(int64_t columns) {
     os << "    float total" << k << " = sluice_column_scratch[" << k
        << "][0][c];\n"
        << "    for (int y = 1; y < " << s.rowsPerBlock << "; ++y)\n"
-       << "      total" << k << " = " << combineCall(reduce) << "total" << k
+       << "      total" << k << " = " << combineOf(reduce) << "total" << k
        << ", sluice_column_scratch[" << k << "][y][c]);\n"
        << "    " << columnPartial(k, "blockIdx.y", "oc") << " = total" << k
        << ";\n";

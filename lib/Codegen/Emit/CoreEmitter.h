@@ -52,6 +52,15 @@ private:
   /// The stage of what a row block with column reductions computes per
   /// column: after every row stage, in the totals step.
   static constexpr unsigned kColumnStage = UINT_MAX;
+  /// The C literal a reduction's accumulator starts from.
+  static const char *identityOf(ReduceOp reduce) {
+    return reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f";
+  }
+  /// The combine call of `reduce` up to its first argument.
+  static const char *combineOf(ReduceOp reduce) {
+    return reduce.getKind() == ReduceKind::max ? "sluice_max_combine("
+                                               : "sluice_sum_combine(";
+  }
   /// A CUDA column tile (ColumnBlock schedule): its `v` loop runs over a
   /// thread's consecutive columns, not along a row.
   bool isColumnTile() const { return s.mode == ScheduleMode::ColumnBlock; }

@@ -328,10 +328,8 @@ LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
               std::to_string(width) + " + v]";
       else if (usesLaneAccumulators())
         acc += "[v]";
-      os << inner << acc << " = "
-         << (reduce.getKind() == ReduceKind::max ? "sluice_max_combine("
-                                                 : "sluice_sum_combine(")
-         << acc << ", " << use(reduce.getInput(), true) << ");\n";
+      os << inner << acc << " = " << combineOf(reduce) << acc << ", "
+         << use(reduce.getInput(), true) << ");\n";
       continue;
     }
     if (failed(emitOp(op, true, inner)))
@@ -495,30 +493,30 @@ LogicalResult CoreEmitter::emitRowBlocks() {
   // With column reductions: chunk c of the outer points per block (CUDA)
   // or task (CPU), each thread's column accumulators over its chunk.
   std::string chunkRows =
-      std::to_string((s.outerCount + std::max<int64_t>(s.rowChunks, 1) - 1) /
-                     std::max<int64_t>(s.rowChunks, 1)) +
-      "LL";
+      hasColumns()
+          ? std::to_string(llvm::divideCeilSigned(s.outerCount, s.rowChunks)) +
+                "LL"
+          : "";
   std::string outer = std::to_string(s.outerCount) + "LL";
-  auto emitColumnAccumulators = [&](StringRef indent) {
+  // The column accumulators, then the loop over chunk `chunk`'s rows.
+  auto emitChunkLoop = [&](StringRef chunk) {
     for (ReduceOp reduce : columnReduces())
-      os << indent << "float cacc_" << valueName(reduce.getResult()) << "["
-         << perThread << "];\n"
-         << indent << "for (int k = 0; k < " << perThread << "; ++k)\n"
-         << indent << "  cacc_" << valueName(reduce.getResult()) << "[k] = "
-         << (reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f")
-         << ";\n";
+      os << "  float cacc_" << valueName(reduce.getResult()) << "[" << perThread
+         << "];\n"
+         << "  for (int k = 0; k < " << perThread << "; ++k)\n"
+         << "    cacc_" << valueName(reduce.getResult())
+         << "[k] = " << identityOf(reduce) << ";\n";
+    os << "  const int64_t o_first = " << chunk << " * " << chunkRows << ";\n"
+       << "  const int64_t o_end = o_first + " << chunkRows << " < " << outer
+       << " ? o_first + " << chunkRows << " : " << outer << ";\n"
+       << "  for (int64_t o = o_first; o < o_end; ++o) {\n";
   };
   if (isCuda()) {
     if (s.reduction == ReductionStrategy::Block)
       os << "  __shared__ float sluice_scratch[32];\n";
     os << "  const int t = threadIdx.x;\n";
     if (hasColumns()) {
-      emitColumnAccumulators("  ");
-      os << "  const int64_t o_first = (int64_t)blockIdx.x * " << chunkRows
-         << ";\n"
-         << "  const int64_t o_end = o_first + " << chunkRows << " < " << outer
-         << " ? o_first + " << chunkRows << " : " << outer << ";\n"
-         << "  for (int64_t o = o_first; o < o_end; ++o) {\n";
+      emitChunkLoop("(int64_t)blockIdx.x");
     } else {
       os << "  for (int64_t o = blockIdx.x; o < " << outer
          << "; o += gridDim.x) {\n";
@@ -529,19 +527,14 @@ LogicalResult CoreEmitter::emitRowBlocks() {
          << "];\n";
     os << "  for (int64_t k = 0; k < " << perThread << "; ++k) {\n";
     for (ReduceOp reduce : columnReduces())
-      os << "    ctot_" << valueName(reduce.getResult()) << "[k] = "
-         << (reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f")
-         << ";\n";
+      os << "    ctot_" << valueName(reduce.getResult())
+         << "[k] = " << identityOf(reduce) << ";\n";
     os << "  }\n"
        << "#ifdef _OPENMP\n#pragma omp parallel for ordered schedule(static, "
           "1)\n#endif\n"
        << "  for (int64_t c = 0; c < " << s.rowChunks << "LL; ++c) {\n";
-    emitColumnAccumulators("  ");
-    os << "  const int64_t o_first = c * " << chunkRows << ";\n"
-       << "  const int64_t o_end = o_first + " << chunkRows << " < " << outer
-       << " ? o_first + " << chunkRows << " : " << outer << ";\n"
-       << "  for (int64_t o = o_first; o < o_end; ++o) {\n"
-       << "    const int t = 0;\n";
+    emitChunkLoop("c");
+    os << "    const int t = 0;\n";
   } else {
     os << "#ifdef _OPENMP\n#pragma omp parallel for\n#endif\n"
        << "  for (int64_t o = 0; o < " << outer << "; ++o) {\n"
@@ -610,8 +603,7 @@ LogicalResult CoreEmitter::emitRowStage(unsigned stage) {
 void CoreEmitter::emitAccumulators(ArrayRef<ReduceOp> reduces,
                                    StringRef indent) {
   for (ReduceOp reduce : reduces) {
-    const char *identity =
-        reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f";
+    const char *identity = identityOf(reduce);
     std::string acc = "acc_" + valueName(reduce.getResult());
     if (!usesLaneAccumulators()) {
       os << indent << "float " << acc << " = " << identity << ";\n";
@@ -630,7 +622,7 @@ void CoreEmitter::emitTotals(ArrayRef<ReduceOp> reduces) {
     std::string name = valueName(reduce.getResult());
     std::string total = "acc_" + name;
     bool isMax = reduce.getKind() == ReduceKind::max;
-    const char *combine = isMax ? "sluice_max_combine(" : "sluice_sum_combine(";
+    const char *combine = combineOf(reduce);
     if (usesLaneAccumulators() && llvm::isPowerOf2_64(vectorWidth)) {
       // The lanes' partials, combined pairwise: log2(width) SIMD steps,
       // not a chain of width - 1 dependent ops per row.

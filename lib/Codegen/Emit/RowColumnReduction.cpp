@@ -23,15 +23,6 @@ using namespace mlir::sluice::emit;
 /// Threads per block of the CUDA totals kernel.
 static constexpr int64_t kTotalThreads = 256;
 
-static const char *identityOf(ReduceOp reduce) {
-  return reduce.getKind() == ReduceKind::max ? "-INFINITY" : "0.0f";
-}
-
-static const char *combineOf(ReduceOp reduce) {
-  return reduce.getKind() == ReduceKind::max ? "sluice_max_combine("
-                                             : "sluice_sum_combine(";
-}
-
 SmallVector<ReduceOp> CoreEmitter::columnReduces() const {
   SmallVector<ReduceOp> reduces;
   for (Operation *op : group.ops)

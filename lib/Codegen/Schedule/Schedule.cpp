@@ -248,18 +248,24 @@ FailureOr<KernelSchedule> mlir::sluice::scheduleOps(ArrayRef<Operation *> ops) {
   return schedule;
 }
 
+/// True if `type` is over exactly the schedule's inner dims (per column,
+/// in a row block with column reductions).
+static bool isOverInnerDims(NamedTensorType type,
+                            const KernelSchedule &schedule) {
+  return type.getRank() == static_cast<int64_t>(schedule.innerDims.size()) &&
+         llvm::all_of(schedule.innerDims,
+                      [&](const std::string &dim) { return type.hasDim(dim); });
+}
+
 OpDomain mlir::sluice::domainOf(Operation *op, const KernelSchedule &schedule) {
   if (schedule.mode == ScheduleMode::Elementwise)
     return OpDomain::Full;
   NamedTensorType type = domainType(op);
   if (type.getRank() == schedule.outerDims.size() + schedule.innerDims.size())
     return OpDomain::Full;
-  bool perColumn =
-      hasColumnReductions(schedule) &&
-      type.getRank() == schedule.innerDims.size() &&
-      llvm::all_of(schedule.innerDims,
-                   [&](const std::string &dim) { return type.hasDim(dim); });
-  return perColumn ? OpDomain::Column : OpDomain::Outer;
+  return hasColumnReductions(schedule) && isOverInnerDims(type, schedule)
+             ? OpDomain::Column
+             : OpDomain::Outer;
 }
 
 bool mlir::sluice::hasColumnReductions(const KernelSchedule &schedule) {
@@ -269,13 +275,8 @@ bool mlir::sluice::hasColumnReductions(const KernelSchedule &schedule) {
 bool mlir::sluice::isColumnReduce(Operation *op,
                                   const KernelSchedule &schedule) {
   auto reduce = llvm::dyn_cast<ReduceOp>(op);
-  if (!reduce || !hasColumnReductions(schedule))
-    return false;
-  NamedTensorType result = reduce.getResult().getType();
-  return result.getRank() == schedule.innerDims.size() &&
-         llvm::all_of(schedule.innerDims, [&](const std::string &dim) {
-           return result.hasDim(dim);
-         });
+  return reduce && hasColumnReductions(schedule) &&
+         isOverInnerDims(reduce.getResult().getType(), schedule);
 }
 
 SmallVector<Operation *> mlir::sluice::kernelMembers(KernelOp kernel) {
