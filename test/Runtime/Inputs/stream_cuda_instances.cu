@@ -5,6 +5,13 @@
 // sluice_stream_cuda_tiles_for. test/Runtime/stream-cuda-*.test compile it
 // with ptxas -v and check that no kernel spills; the static_asserts check
 // that every kernel's dynamic shared memory fits one block.
+//
+// With -DUNLIKE_ARCH=<another compute capability> only the kernels whose
+// tiles differ from that architecture's are compiled (the static_asserts
+// still check every kernel's): a sibling architecture's check that the
+// other one's test already makes for the same kernels stays out of
+// `make test` (stream-cuda-ptxas-sm86.test; the whole set for sm_86 is
+// stream-cuda-ptxas-sm86-all.test, REQUIRES: slow).
 #include "sluice_stream_cuda.cuh"
 
 #ifndef ARCH
@@ -32,15 +39,40 @@ static_assert(sluice_cuda_block_smem_limit(ARCH) == SLUICE_SMEM_LIMIT,
               "sluice_stream.h's shared-memory limit differs from the guide's");
 
 #define SLUICE_TILES(T, HD) sluice_stream_cuda_tiles_for(ARCH, sizeof(T), HD)
+
+// Whether the kernels of (T, HD) are compiled: always, or with UNLIKE_ARCH
+// only where ARCH's tiles differ from UNLIKE_ARCH's.
+template <typename T, int HD>
+constexpr bool compiled() {
+#ifdef UNLIKE_ARCH
+  constexpr sluice_stream_cuda_tiles mine = SLUICE_TILES(T, HD);
+  constexpr sluice_stream_cuda_tiles other =
+      sluice_stream_cuda_tiles_for(UNLIKE_ARCH, sizeof(T), HD);
+  return mine.warps != other.warps || mine.key_tile != other.key_tile ||
+         mine.query_tile != other.query_tile || mine.head_dim != other.head_dim;
+#else
+  return true;
+#endif
+}
+
+// The forward and the backward launchers of (T, HD) with ARCH's tiles, and
+// so their kernels (forward, dQ, dK/dV), are instantiated by an explicit
+// instantiation of Kernels<T, HD>; for a (T, HD) not compiled() it is empty.
+template <typename T, int HD, bool = compiled<T, HD>()>
+struct Kernels {};
+template <typename T, int HD>
+struct Kernels<T, HD, true> {
+  static constexpr sluice_stream_cuda_tiles tiles = SLUICE_TILES(T, HD);
+  static constexpr auto forward =
+      &sluice_stream_attention_fwd_cuda<T, tiles.warps, tiles.key_tile,
+                                        tiles.head_dim>;
+  static constexpr auto backward =
+      &sluice_stream_attention_bwd_cuda<T, tiles.warps, tiles.key_tile,
+                                        tiles.query_tile, tiles.head_dim>;
+};
+
 #define SLUICE_INSTANTIATE(T, HD)                                              \
-  template cudaError_t sluice_stream_attention_fwd_cuda<                       \
-      T, SLUICE_TILES(T, HD).warps, SLUICE_TILES(T, HD).key_tile,              \
-      SLUICE_TILES(T, HD).head_dim>(const sluice_stream_fwd_args &,            \
-                                    cudaStream_t);                             \
-  template cudaError_t sluice_stream_attention_bwd_cuda<                       \
-      T, SLUICE_TILES(T, HD).warps, SLUICE_TILES(T, HD).key_tile,              \
-      SLUICE_TILES(T, HD).query_tile, SLUICE_TILES(T, HD).head_dim>(           \
-      const sluice_stream_bwd_args &, cudaStream_t);                           \
+  template struct Kernels<T, HD>;                                              \
   static_assert(                                                               \
       sluice_stream_cuda::forwardSmem<T, SLUICE_TILES(T, HD).warps,            \
                                       SLUICE_TILES(T, HD).key_tile,            \
