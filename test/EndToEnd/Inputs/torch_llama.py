@@ -10,9 +10,14 @@ how far the dtype's rounding may take sluice).
       Writes DIR/<name>.npy (float64) for every boundary input, and dy for a
       training spec.
   torch_llama.py check --spec SPEC --inputs DIR --outputs DIR [--tol T]
+                       [--outputs DIR [--tol T]]...
       Recomputes y (and, for training, every d_<name> by autograd) and
       compares: max|got - ref| / max(max|ref|, 1e-2) <= T (default 1e-4);
-      the outputs directory must hold exactly the expected files.
+      each outputs directory must hold exactly the expected files. Several
+      outputs directories of the same spec and inputs (one --tol for all,
+      or one per --outputs, in order) share one reference and one import of
+      PyTorch (most of a run's time); each gets a header line, its lines and
+      its verdict, and the exit status is 1 if any of them fails.
 """
 
 import argparse
@@ -22,7 +27,8 @@ import os
 import sys
 
 import numpy as np
-import torch
+
+torch = None  # imported by `check` only: `make` needs NumPy alone
 
 
 class Spec:
@@ -158,18 +164,15 @@ def cmd_make(args):
     return 0
 
 
-def cmd_check(args):
-    spec = Spec(args.spec)
-    inputs = {n: np.load(os.path.join(args.inputs, n + ".npy"))
-              for n in spec.shapes()}
-    expected = reference(spec, inputs)
-    present = sorted(f[:-4] for f in os.listdir(args.outputs)
-                     if f.endswith(".npy"))
+def check_outputs(expected, outputs, tol):
+    """Compares the .npy files of `outputs` with `expected`; prints a line
+    per tensor and a verdict; returns the number of failing tensors."""
+    present = sorted(f[:-4] for f in os.listdir(outputs) if f.endswith(".npy"))
     failures = sorted(set(present) - set(expected))
     for name in failures:
         print("FAIL %s: unexpected output" % name)
     for name in sorted(expected, key=lambda n: (n != "y", n)):
-        path = os.path.join(args.outputs, name + ".npy")
+        path = os.path.join(outputs, name + ".npy")
         if not os.path.exists(path):
             failures.append(name)
             print("FAIL %-10s missing" % name)
@@ -182,15 +185,35 @@ def cmd_check(args):
             continue
         scale = max(np.abs(want).max(), 1e-2)
         err = np.abs(got - want).max() / scale if np.all(np.isfinite(got)) else np.inf
-        ok = err <= args.tol
+        ok = err <= tol
         print("%s %-10s rel err %.3e" % ("ok  " if ok else "FAIL", name, err))
         if not ok:
             failures.append(name)
     if failures:
         print("error: disagree with PyTorch: %s" % ", ".join(failures))
-        return 1
-    print("all %d outputs agree with PyTorch" % len(expected))
-    return 0
+    else:
+        print("all %d outputs agree with PyTorch" % len(expected))
+    return len(failures)
+
+
+def cmd_check(args):
+    global torch
+    import torch
+    tols = args.tol or [1e-4]
+    if len(tols) == 1:
+        tols = tols * len(args.outputs)
+    if len(tols) != len(args.outputs):
+        print("error: give one --tol, or one after each --outputs", file=sys.stderr)
+        return 2
+    spec = Spec(args.spec)
+    inputs = {n: np.load(os.path.join(args.inputs, n + ".npy"))
+              for n in spec.shapes()}
+    expected = reference(spec, inputs)
+    failing = 0
+    for outputs, tol in zip(args.outputs, tols):
+        print("outputs %s, tol %g" % (outputs, tol))
+        failing += check_outputs(expected, outputs, tol) > 0
+    return 1 if failing else 0
 
 
 def main():
@@ -203,8 +226,8 @@ def main():
     p = sub.add_parser("check")
     p.add_argument("--spec", required=True)
     p.add_argument("--inputs", required=True)
-    p.add_argument("--outputs", required=True)
-    p.add_argument("--tol", type=float, default=1e-4)
+    p.add_argument("--outputs", required=True, action="append")
+    p.add_argument("--tol", type=float, action="append")
     args = parser.parse_args()
     return {"make": cmd_make, "check": cmd_check}[args.command](args)
 
