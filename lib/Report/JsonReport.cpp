@@ -5,6 +5,7 @@
 #include "PredictionReport.h"
 
 #include "sluice/Report/Report.h"
+#include "sluice/Support/Version.h"
 
 #include <nlohmann/json.hpp>
 
@@ -86,6 +87,8 @@ std::string mlir::sluice::renderJsonReport(const ModuleCounts &counts,
   json report;
   report["name"] = context.name;
   report["input"] = context.inputPath;
+  report["sluice"] = {{"version", sluiceVersion().str()},
+                      {"commit", sluiceSourceCommit().str()}};
   if (context.spec)
     report["spec"] = specToJson(*context.spec);
   if (context.target)

@@ -5,6 +5,7 @@
 #include "PredictionReport.h"
 
 #include "sluice/Report/Report.h"
+#include "sluice/Support/Version.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
@@ -200,7 +201,8 @@ std::string mlir::sluice::renderMarkdownReport(const ModuleCounts &counts,
     os << "\n\nTarget: " << describeTarget(*context.target)
        << " (docs/Targets.md)";
   os << "\n\nEvery number comes from the data-movement analysis; the counting "
-        "rules are in docs/Accounting.md.\n\n";
+        "rules are in docs/Accounting.md. Sluice "
+     << sluiceVersion() << ", source " << sluiceSourceCommit() << ".\n\n";
   if (context.pictures)
     os << "## Pictures\n\n[The fused graph](graph.svg) (kernels, the tensors "
           "between them and the saved tensors) and [the roofline]"

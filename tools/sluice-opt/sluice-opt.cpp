@@ -16,6 +16,7 @@
 #include "sluice/Layout/Passes.h"
 #include "sluice/Pipeline/Pipeline.h"
 #include "sluice/Support/CommandLine.h"
+#include "sluice/Support/Version.h"
 #include "sluice/Target/Translate.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -58,6 +59,7 @@ int main(int argc, char **argv) {
   // Every option registered before this point is libLLVM's or libMLIR's
   // own; mlir-opt's options and the passes are registered below.
   sluice::hideUnrelatedOptions({});
+  sluice::installVersionPrinter("sluice-opt");
   DialectRegistry registry;
   registry.insert<sluice::SluiceDialect, sluice::exec::ExecDialect,
                   arith::ArithDialect, math::MathDialect>();

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "sluice/Support/Version.h"
 #include "sluice/Target/Translate.h"
 
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
@@ -12,6 +13,7 @@
 #include <cstdlib>
 
 int main(int argc, char **argv) {
+  mlir::sluice::installVersionPrinter("sluice-translate");
   mlir::sluice::target::registerToCudaTranslation();
   mlir::sluice::target::registerToCppTranslation();
   return mlir::failed(

@@ -24,6 +24,7 @@
 #include "sluice/Report/LayoutPolicies.h"
 #include "sluice/Report/Report.h"
 #include "sluice/Support/CommandLine.h"
+#include "sluice/Support/Version.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -38,7 +39,8 @@ using namespace mlir::sluice;
 namespace cl = llvm::cl;
 
 /// sluicec's own options: --help shows these and LLVM's generic ones
-/// (--help, --version); libLLVM's internal options are listed by
+/// (--help, --version: Sluice's version and source commit); libLLVM's internal
+/// options are listed by
 /// --help-hidden only (hideUnrelatedOptions in main).
 static cl::OptionCategory sluicecCategory("sluicec options");
 
@@ -524,6 +526,7 @@ static LogicalResult compileToDirectory() {
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   hideUnrelatedOptions({&sluicecCategory});
+  installVersionPrinter("sluicec");
   cl::ParseCommandLineOptions(
       argc, argv,
       "sluicec: compile a transformer layer spec (or a sluice graph) and "
