@@ -65,7 +65,9 @@ def Exec_BlasEpilogue : I32EnumAttr<"BlasEpilogue",
     I32EnumAttrCase<"bias_gelu", 5>,
     I32EnumAttrCase<"bias_gelu_aux", 6>,
     I32EnumAttrCase<"dgelu", 7>,
-    I32EnumAttrCase<"dgelu_bgrad", 8>]> {
+    I32EnumAttrCase<"dgelu_bgrad", 8>,
+    I32EnumAttrCase<"bgrada", 9>,
+    I32EnumAttrCase<"bgradb", 10>]> {
   let cppNamespace = "::mlir::sluice::exec";
   let genSpecializedAttr = 0;
 }

@@ -110,7 +110,8 @@ bool GemmOp::hasBiasEpilogue() {
          epilogue == BlasEpilogue::bias_relu ||
          epilogue == BlasEpilogue::bias_gelu ||
          epilogue == BlasEpilogue::bias_gelu_aux ||
-         epilogue == BlasEpilogue::dgelu_bgrad;
+         epilogue == BlasEpilogue::dgelu_bgrad ||
+         epilogue == BlasEpilogue::bgrada || epilogue == BlasEpilogue::bgradb;
 }
 
 LogicalResult GemmOp::verify() {

@@ -89,7 +89,8 @@ def Exec_GemmOp : Exec_Op<"gemm", [AttrSizedOperandSegments]> {
     cuBLAS `cublasGemmStridedBatchedEx` / cuBLASLt / `sluice_cpu_gemm`
     parameters, taken from the contraction's GemmMapping. A `epilogue`
     other than `none` is folded by cuBLASLt (`bias` is the bias vector for
-    the bias epilogues, and the bias gradient `dgelu_bgrad` writes; `aux`,
+    the bias epilogues, and the bias gradient `dgelu_bgrad` writes, and
+    `bgrada` / `bgradb` the sum of A / B over k, m / n elements; `aux`,
     for `bias_gelu_aux`, the matrix that gets the biased product before the
     gelu, for `dgelu` and `dgelu_bgrad` the saved pre-activation at which
     the gelu's derivative is taken, laid out as C: leading dimension

@@ -340,6 +340,35 @@ FailureOr<Value> ModuleEmitter::auxEpilogue(
   return c;
 }
 
+/// For a `bgrada` / `bgradb` gemm kernel: the address its bias gradient is
+/// written to, with `ltEpilogue` set, when cuBLASLt's BGRADA / BGRADB can
+/// write it through the bias pointer (the sum of A / B over k, one packed
+/// vector of m / n elements in C's type; the mapping as the fusion planner
+/// checked it, bgradOperandIsA); `independent` is then cleared. A null value
+/// otherwise (and on the C++ target): the sum then runs as a generated
+/// kernel after the GEMM, reading the operand again.
+Value ModuleEmitter::biasGradientEpilogue(
+    KernelOp kernel, const GemmMapping &g,
+    SmallVectorImpl<Operation *> &independent, ArrayRef<Value> outputs,
+    ArrayRef<Value> addresses, exec::BlasEpilogue &ltEpilogue) {
+  std::optional<Epilogue> planned = kernel.getEpilogue();
+  if (!isCuda() || (planned != Epilogue::bgrada && planned != Epilogue::bgradb))
+    return Value();
+  auto reduce = independent.size() == 1
+                    ? llvm::dyn_cast<ReduceOp>(independent.front())
+                    : ReduceOp();
+  if (!reduce || outputs.size() != 1 || outputs.front() != reduce.getResult())
+    return Value();
+  std::optional<bool> isA = bgradOperandIsA(g, reduce);
+  if (!isA || *isA != (planned == Epilogue::bgrada) ||
+      reduce.getResult().getType().getElementType() !=
+          kernel.getContraction().getResult().getType().getElementType())
+    return Value();
+  ltEpilogue = *isA ? exec::BlasEpilogue::bgrada : exec::BlasEpilogue::bgradb;
+  independent.clear();
+  return addresses.front();
+}
+
 /// Runs the ops `ops` of gemm kernel `kernel` that the BLAS did not fold
 /// (`what`: "epilogue" or "bgrad") as a generated kernel storing `outputs`
 /// at `outputPointers`; the product is read at `cPointer`.
@@ -542,10 +571,16 @@ LogicalResult ModuleEmitter::lowerGemm(KernelOp kernel) {
   if (*beta != 0.0)
     epilogue.clear();
 
+  // cuBLASLt's BGRADA / BGRADB write a bias gradient that reads no C.
+  if (epilogue.empty() && ltEpilogue == exec::BlasEpilogue::none)
+    biasAddress =
+        biasGradientEpilogue(kernel, g, independent, independentOutputs,
+                             independentOutputAddresses, ltEpilogue);
   // cuBLASLt folds bias / relu / gelu when C is the epilogue's output and
   // the bias is one packed vector over the GEMM's rows.
   if (isCuda() && inPlace && independent.empty() && *beta == 0.0 &&
-      !usesAux(kernel.getEpilogue())) {
+      !usesAux(kernel.getEpilogue()) &&
+      ltEpilogue == exec::BlasEpilogue::none) {
     FailureOr<std::pair<exec::BlasEpilogue, Value>> folded =
         foldedEpilogue(kernel, g, epilogue, outerValue);
     if (failed(folded))
@@ -573,18 +608,12 @@ LogicalResult ModuleEmitter::lowerGemm(KernelOp kernel) {
     return success();
 
   // What the library did not fold runs through the shared core.
-  auto runGroup = [&](ArrayRef<Operation *> ops, ArrayRef<Value> outputs,
-                      ArrayRef<Value> outputPointers,
-                      StringRef what) -> LogicalResult {
-    return lowerLeftover(kernel, what, ops, outputs, outputPointers, cAddress,
-                         outerValue);
-  };
-  if (failed(runGroup(epilogue, epilogueOutputs, epilogueOutputAddresses,
-                      "epilogue")) ||
-      failed(runGroup(independent, independentOutputs,
-                      independentOutputAddresses, "bgrad")))
-    return failure();
-  return success();
+  return success(
+      succeeded(lowerLeftover(kernel, "epilogue", epilogue, epilogueOutputs,
+                              epilogueOutputAddresses, cAddress, outerValue)) &&
+      succeeded(lowerLeftover(kernel, "bgrad", independent, independentOutputs,
+                              independentOutputAddresses, cAddress,
+                              outerValue)));
 }
 
 LogicalResult ModuleEmitter::lowerPhase(GraphOp graph, bool isBackward) {

@@ -96,6 +96,10 @@ private:
                                function_ref<Value(Value)> outerValue,
                                exec::BlasEpilogue &ltEpilogue,
                                Value &biasAddress, Value &auxAddress);
+  Value biasGradientEpilogue(KernelOp kernel, const GemmMapping &g,
+                             SmallVectorImpl<Operation *> &independent,
+                             ArrayRef<Value> outputs, ArrayRef<Value> addresses,
+                             exec::BlasEpilogue &ltEpilogue);
   /// The sluice_exec pointer of a top-level value (an arena view is made
   /// on first use), or failure with a diagnostic.
   FailureOr<Value> addressOf(Value value, Operation *user);

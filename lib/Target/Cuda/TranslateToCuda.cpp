@@ -47,6 +47,10 @@ StringRef ltEpilogue(exec::BlasEpilogue epilogue) {
     return "CUBLASLT_EPILOGUE_DGELU";
   case exec::BlasEpilogue::dgelu_bgrad:
     return "CUBLASLT_EPILOGUE_DGELU_BGRAD";
+  case exec::BlasEpilogue::bgrada:
+    return "CUBLASLT_EPILOGUE_BGRADA";
+  case exec::BlasEpilogue::bgradb:
+    return "CUBLASLT_EPILOGUE_BGRADB";
   case exec::BlasEpilogue::none:
     break;
   }
