@@ -52,6 +52,9 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 COMPARE = os.path.join(REPO, "test", "Compile", "Inputs", "compare_backends.py")
+# Its rounding to the layer's dtype (round to nearest even, as the modules).
+sys.path.insert(0, os.path.dirname(COMPARE))
+from compare_backends import round_to  # noqa: E402
 
 OPTIONS = [("--fuse", ["on", "off"]),
            ("--fuse-streaming", ["on", "off"]),
@@ -91,16 +94,6 @@ def draw_case(rnd, name):
     options = ["%s=%s" % (option, rnd.choice(values))
                for option, values in OPTIONS if rnd.random() < 0.35]
     return spec, options
-
-
-def round_to(values, dtype):
-    if dtype == "f16":
-        return values.astype(np.float16).astype(np.float64)
-    if dtype == "bf16":
-        bits = values.astype(np.float32).view(np.uint32).astype(np.uint64)
-        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-        return bits.astype(np.uint32).view(np.float32).astype(np.float64)
-    return values.astype(np.float32).astype(np.float64)
 
 
 def make_inputs(sluicec, spec_path, spec, directory, seed):
