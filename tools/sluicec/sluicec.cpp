@@ -39,9 +39,9 @@ using namespace mlir::sluice;
 namespace cl = llvm::cl;
 
 /// sluicec's own options: --help shows these and LLVM's generic ones
-/// (--help, --version: Sluice's version and source commit); libLLVM's internal
-/// options are listed by
-/// --help-hidden only (hideUnrelatedOptions in main).
+/// (--help, --version: Sluice's version and source commit); libLLVM's
+/// internal options are listed by --help-hidden only (hideUnrelatedOptions
+/// in main).
 static cl::OptionCategory sluicecCategory("sluicec options");
 
 static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
