@@ -9,7 +9,11 @@
 # rounds and 1 and 2 threads runs the Sluice module and PyTorch alternately,
 # N iterations each (forward then backward). Prints per layer and thread
 # count the medians over all samples of forward, backward and total, and
-# torch / Sluice; then, from the profile builds, each memory-bound kernel's
+# torch / Sluice; then per phase the time in GEMMs, in attention and the rest
+# for both, with torch / Sluice per column (shares from the profile builds'
+# kernels and from torch.profiler over 3 more torch iterations after each
+# run's timed ones, torch_layer_timer.py --split, applied to the medians
+# above); then, from the profile builds, each memory-bound kernel's
 # bandwidth (bytes from report.json) as a fraction of a copy measured in the
 # same process, the bytes-weighted mean fraction and all their bytes over
 # all their time (a fraction of the copy too), and the memory-bound kernels'
@@ -100,6 +104,7 @@ for layer in $layers; do
   done
   echo "$layer: modules built in $(( $(date +%s) - start )) s"
   # Alternate Sluice and torch within each round so both see the same load.
+  # torch's profiled iterations (--split) run after its timed ones.
   for round in $(seq 1 "$rounds"); do
     for threads in 1 2; do
       export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
@@ -107,7 +112,7 @@ for layer in $layers; do
         --iterations "$iterations" --init "$init" \
         > "$work/$layer-sluice-t$threads-r$round.json"
       "$python" "$root/benchmarks/torch_layer_timer.py" "$work/$layer.json" \
-        --iterations "$iterations" --threads "$threads" \
+        --iterations "$iterations" --threads "$threads" --split \
         > "$work/$layer-torch-t$threads-r$round.json"
     done
   done

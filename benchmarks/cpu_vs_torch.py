@@ -13,6 +13,19 @@ WORK holds, for LAYER and threads T in {1, 2}:
       the profile builds whose clock the timer JSON names.
 Every time comes from those files and every byte count from the reports.
 
+The split table puts each side's phase time in three columns: GEMM,
+attention and the rest. Sluice: the profile builds' contraction kernels
+(GEMMs with their epilogues and bias gradients), the streaming attention
+kernel (also a contraction in the report, but it runs the scores' softmax,
+mask and dropout too) and the phase less those. torch: the categories of
+torch_layer_timer.py --split (torch_profile_split.py): 2-D BLAS ops, and
+for attention its batched BLAS ops (shown alone as "attn GEMM") plus the
+other ops on the scores. Each column is the share it had in the profiled
+runs (summed over the rounds) times the un-profiled median of the speed
+table, so a row adds up to that median; a total row adds the phases. Where
+both sides' GEMMs run at one rate (docs/Codegen.md, "CPU backend"), the
+whole-layer ratio is bounded by how much of the layer the GEMMs are.
+
 Memory-bound kernels are those whose report class is not "contraction"
 (GEMM kernels, with their epilogues and bias gradients, are contractions).
 Two fractions of the copy rate: the bytes-weighted mean of the kernels'
@@ -32,6 +45,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from timings import kernel_rates, load  # noqa: E402
+
+# The columns of split_table's fractions.
+SPLIT = ("gemm", "attention", "rest")
 
 
 def samples(paths):
@@ -180,10 +196,137 @@ def bandwidth_table(work, layer, rounds):
                   spread([ratio(x[4], x[2]) for x in per_round], "%.2fx")))
 
 
+def sluice_category(entry):
+    """GEMM, attention or rest for one profiled Sluice kernel: the streaming
+    attention kernel is a contraction in the report but gets its own
+    column; every other contraction is a GEMM kernel (with its epilogue and
+    bias gradient)."""
+    if "(streaming: " in entry["name"]:
+        return "attention"
+    return "gemm" if entry["class"] == "contraction" else "rest"
+
+
+def sluice_fractions(work, layer, rounds, threads):
+    """Per phase, the GEMM / attention / rest shares of the profile builds'
+    phase time, summed over the rounds; rest = the phase less the GEMM and
+    attention kernels (the other kernels and any time between kernels)."""
+    sums = {}
+    for r in range(1, rounds + 1):
+        timer = load(os.path.join(work, "%s-prof-t%d-r%d.json" % (
+            layer, threads, r)))
+        report = load(os.path.join(work, "%s-prof-%s" % (
+            layer, timer.get("clock", "wall")), "report.json"))
+        rates = kernel_rates(timer, report)
+        for phase in timer["phases"]:
+            row = sums.setdefault(phase["phase"], dict.fromkeys(SPLIT, 0.0))
+            for entry in rates[phase["phase"]]:
+                cat = sluice_category(entry)
+                if cat != "rest":
+                    row[cat] += entry["ms"]
+            row["rest"] += phase["median_ms"]
+    for row in sums.values():
+        row["rest"] -= row["gemm"] + row["attention"]
+    return {phase: {c: row[c] / sum(row.values()) for c in SPLIT}
+            for phase, row in sums.items()}
+
+
+def torch_fractions(paths):
+    """Per phase, the shares of torch_layer_timer --split's categories,
+    summed over the runs' profiled iterations (attention = its batched BLAS
+    ops and the other ops on the scores), and the profiled / timed median
+    ratios; None when a run has no split."""
+    sums, overhead = {}, {}
+    for path in paths:
+        for phase in load(path)["phases"]:
+            if "split" not in phase:
+                return None
+            split = phase["split"]
+            row = sums.setdefault(phase["phase"],
+                                  dict.fromkeys(SPLIT + ("attn_gemm",), 0.0))
+            row["gemm"] += sum(split["gemm_ms"])
+            row["attn_gemm"] += sum(split["attention_gemm_ms"])
+            row["attention"] += sum(split["attention_gemm_ms"]) + \
+                sum(split["attention_other_ms"])
+            row["rest"] += sum(split["rest_ms"])
+            overhead.setdefault(phase["phase"], []).append(
+                split["profiler_overhead"])
+    return ({phase: {c: v / sum(row[k] for k in SPLIT)
+                     for c, v in row.items()} for phase, row in sums.items()},
+            {phase: statistics.median(v) for phase, v in overhead.items()})
+
+
+def split_rows(fractions, medians, columns):
+    """Per phase and their sum ("total"), each column's share times the
+    phase's un-profiled median."""
+    rows = {}
+    for phase, median in zip(("forward", "backward"), medians):
+        rows[phase] = [fractions[phase][c] * median if c in fractions[phase]
+                       else None for c in columns] + [median]
+    rows["total"] = [None if rows["forward"][i] is None else
+                     rows["forward"][i] + rows["backward"][i]
+                     for i in range(len(columns) + 1)]
+    return rows
+
+
+def split_cell(value, width, ratio=False):
+    if value is None:
+        return "%*s" % (width, "-")
+    return "%*.2f%s" % (width - 1 if ratio else width, value,
+                        "x" if ratio else "")
+
+
+def split_table(work, layer, rounds):
+    """GEMM, attention and the rest of both sides, per thread count: shares
+    of the profiled runs times the un-profiled medians of speed_table."""
+    columns = ("gemm", "attention", "attn_gemm", "rest")
+    for threads in (1, 2):
+        def paths(who):
+            return [os.path.join(work, "%s-%s-t%d-r%d.json" % (
+                layer, who, threads, r)) for r in range(1, rounds + 1)]
+        rows = {"sluice": split_rows(
+            sluice_fractions(work, layer, rounds, threads),
+            [statistics.median(s) for s in samples(paths("sluice"))[:2]],
+            columns)}
+        torch = torch_fractions(paths("torch"))
+        print("\n%d thread(s): GEMM / attention / rest, shares of the "
+              "profiled runs x the medians above:" % threads)
+        if torch is None:
+            print("  (no torch split: run torch_layer_timer.py with --split)")
+        else:
+            rows["torch"] = split_rows(
+                torch[0], [statistics.median(s)
+                           for s in samples(paths("torch"))[:2]], columns)
+        print("  %-9s %-8s %10s %10s %10s %10s %10s" % (
+            "phase", "", "GEMM ms", "attn ms", "attn GEMM", "rest ms",
+            "total ms"))
+        for phase in ("forward", "backward", "total"):
+            for who in rows:
+                print("  %-9s %-8s %s" % (phase, who, " ".join(
+                    split_cell(v, 10) for v in rows[who][phase])))
+            if torch is not None:
+                print("  %-9s %-8s %s" % (phase, "torch/us", " ".join(
+                    split_cell(t / s if t is not None and s else None, 10,
+                               True)
+                    for t, s in zip(rows["torch"][phase],
+                                    rows["sluice"][phase]))))
+        if torch is not None:
+            print("  torch profiled / timed median: forward %.2fx, backward "
+                  "%.2fx (the profiler's per-op cost and the load; shares "
+                  "charge it pro rata)" % (torch[1]["forward"],
+                                           torch[1]["backward"]))
+    print("  (Sluice: GEMM = contraction kernels, attn = the streaming "
+          "attention kernel, rest = the phase less those, from the "
+          "-DSLUICE_PROFILE builds; torch: GEMM = 2-D BLAS ops, attn = "
+          "batched BLAS ops (attn GEMM) + the other ops on the scores, "
+          "from torch.profiler; torch_profile_split.py; total = forward + "
+          "backward medians)")
+
+
 def main():
     work, layer, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
     print("\n== %s ==" % layer)
     speed_table(work, layer, rounds)
+    split_table(work, layer, rounds)
     bandwidth_table(work, layer, rounds)
     return 0
 

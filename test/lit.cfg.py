@@ -45,6 +45,17 @@ try:
 except (OSError, subprocess.SubprocessError):
     pass
 
+# `torch` when the tests' python (/usr/bin/python3) imports torch (Debian's
+# python3-torch): the PyTorch half of the GPU kit and of
+# benchmarks/cpu-vs-torch.sh then run on the CPU here.
+try:
+    if subprocess.run(["/usr/bin/python3", "-c", "import torch"],
+                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                      timeout=120).returncode == 0:
+        config.available_features.add("torch")
+except (OSError, subprocess.SubprocessError):
+    pass
+
 # test/Plugin runs from test/Install/install-test.sh, with the installed tools
 # and the example plugin built against them; elsewhere it is UNSUPPORTED.
 # Slow checks (minutes of one core each, e.g. ptxas for architectures whose
