@@ -168,9 +168,5 @@ LogicalResult GemmOp::verify() {
     return emitOpError() << "aux matrix needs ldc (" << getLdc()
                          << ") and stride_c (" << getStrideC()
                          << ") divisible by 8";
-  if (getEpilogue() == BlasEpilogue::none && getDescriptor().has_value())
-    return emitOpError()
-           << "has a cuBLASLt descriptor but no epilogue (a plain GEMM uses "
-              "cuBLAS)";
   return success();
 }

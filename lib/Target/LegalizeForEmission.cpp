@@ -1,8 +1,8 @@
 //===- LegalizeForEmission.cpp - --sluice-legalize-for-emission -----------===//
 //
 // The last step before the printers: C names for the args fields, the
-// cuBLASLt descriptor slots, and the alignment the kernels' vector accesses
-// need. The printers refuse IR this has not made legal.
+// cuBLASLt descriptor slots (one per GEMM), and the alignment the kernels'
+// vector accesses need. The printers refuse IR this has not made legal.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,8 +51,9 @@ LogicalResult mlir::sluice::target::legalizeForEmission(ModuleOp module) {
                    << kArenaAlignment << " bytes (one vector access)",
                WalkResult::interrupt();
     } else if (auto gemm = llvm::dyn_cast<exec::GemmOp>(op)) {
-      if (gemm.getEpilogue() != exec::BlasEpilogue::none)
-        gemm.setDescriptorAttr(builder.getI64IntegerAttr(descriptors++));
+      // Every GEMM runs on cuBLASLt (with its algorithm chosen once, at
+      // create), so every GEMM gets a slot; the C++ printer ignores it.
+      gemm.setDescriptorAttr(builder.getI64IntegerAttr(descriptors++));
     }
     return WalkResult::advance();
   });

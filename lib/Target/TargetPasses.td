@@ -15,8 +15,9 @@ def LegalizeForEmission : Pass<"sluice-legalize-for-emission", "::mlir::ModuleOp
       args-struct field (`ln1.scale` -> `ln1_scale`, the rule the module
       header uses); two tensors whose names give the same identifier are
       an error;
-    * cuBLASLt descriptors: every GEMM with a library epilogue gets its
-      descriptor slot, numbered 0, 1, ... in module order;
+    * cuBLASLt descriptors: every GEMM gets its descriptor slot, numbered
+      0, 1, ... in module order (the CUDA printer runs every GEMM on
+      cuBLASLt; the C++ printer ignores the slot);
     * alignment: every arena view's offset must be a multiple of 16 bytes
       (one vector access; the memory plan aligns to 256).
 

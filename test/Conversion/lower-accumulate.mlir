@@ -3,7 +3,8 @@
 // the memory plan stores every partial sum where the first product is, here
 // the caller's `sum` field, so all three GEMMs write it and the last two
 // add to it (beta = 1). The C++ module passes beta to sluice_cpu_gemm, the
-// CUDA module to cublasGemmStridedBatchedEx.
+// CUDA module to cublasLtMatmul (D is C, in place) and to its cuBLAS
+// fallback.
 // RUN: sluice-opt %s --sluice-legalize-contractions --sluice-fuse=accumulate-gemms=true | sluice-opt --sluice-lower-to-exec | FileCheck %s
 // RUN: sluicec %s --emit=cpp | FileCheck %s --check-prefix=CPP
 // RUN: sluicec %s --emit=cuda | FileCheck %s --check-prefix=CUDA
@@ -33,6 +34,7 @@
 // CUDA: const float beta = 0.0f;
 // CUDA: // kernel 'k1' (gemm: p1, s1)
 // CUDA: const float beta = 1.0f;
+// CUDA: cublasLtMatmul({{.*}}, &beta, args->sum, ctx->lt_c_1, args->sum, ctx->lt_c_1, &ctx->lt_algo_1,
 // CUDA: cublasGemmStridedBatchedEx({{.*}}, &beta, args->sum,
 sluice.graph @chain(%d0: !sluice.tensor<[t=6, g=4], f32> {sluice.name = "d0"}, %d1: !sluice.tensor<[t=6, g=4], f32> {sluice.name = "d1"},
     %d2: !sluice.tensor<[s=6, g=4], f32> {sluice.name = "d2"}, %w: !sluice.tensor<[g=4, f=8], f32> {sluice.name = "w"})

@@ -148,14 +148,6 @@ sluice_exec.entry @e {
 
 sluice_exec.entry @e {
   %x = sluice_exec.arg "x"
-  // expected-error @+1 {{has a cuBLASLt descriptor but no epilogue (a plain GEMM uses cuBLAS)}}
-  sluice_exec.gemm %x * %x -> %x {label = "k", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 4, n = 4, k = 4, lda = 4, ldb = 4, ldc = 4, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<none>, descriptor = 2}
-}
-
-// -----
-
-sluice_exec.entry @e {
-  %x = sluice_exec.arg "x"
   // expected-error @+1 {{a column_block schedule has row_chunks >= 1 and rows >= 1 dividing threads; got row_chunks = 4, rows = 3, threads = 256}}
   sluice_exec.launch @k schedule <mode = column_block, reduction = block, grid = 1, threads = 256, vector = 1, elements_per_thread = 1, outer = ["u"], inner = ["i"], row_chunks = 4, rows = 3> (%x) -> (%x) {input_types = [f32], output_types = [f32], clear_bytes = array<i64: 0>, label = "k"}
 }

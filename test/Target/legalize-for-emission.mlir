@@ -1,6 +1,7 @@
-// --sluice-legalize-for-emission: args fields become C identifiers, GEMMs
-// with a library epilogue get their cuBLASLt descriptor slots in module
-// order (across entries), and the printers then accept the IR.
+// --sluice-legalize-for-emission: args fields become C identifiers, every
+// GEMM gets its cuBLASLt descriptor slot in module order (across entries),
+// and the printers then accept the IR: cuBLASLt for every GEMM, with
+// cuBLAS as the fallback of the one without an epilogue.
 // RUN: sluice-opt %s --sluice-legalize-for-emission -split-input-file -verify-diagnostics | FileCheck %s
 // RUN: sluice-opt %s --sluice-legalize-for-emission -split-input-file -verify-diagnostics | sluice-translate --sluice-to-cuda --split-input-file | FileCheck %s --check-prefix=CUDA
 
@@ -9,15 +10,24 @@
 // CHECK: sluice_exec.arg "x"
 // CHECK: sluice_exec.arg "_1st"
 // CHECK: sluice_exec.gemm {{.*}}descriptor = 0 : i64, epilogue = #sluice_exec.epilogue<relu>
-// CHECK: sluice_exec.gemm
-// CHECK-NOT: descriptor
-// CHECK-SAME: epilogue = #sluice_exec.epilogue<none>
+// CHECK: sluice_exec.gemm {{.*}}descriptor = 1 : i64, epilogue = #sluice_exec.epilogue<none>
 // CHECK-LABEL: sluice_exec.entry @m_backward
-// CHECK: sluice_exec.gemm {{.*}}descriptor = 1 : i64, epilogue = #sluice_exec.epilogue<bias>
+// CHECK: sluice_exec.gemm {{.*}}descriptor = 2 : i64, epilogue = #sluice_exec.epilogue<bias>
 // CUDA: cublasLtMatmulDesc_t lt_desc_0;
 // CUDA: cublasLtMatmulDesc_t lt_desc_1;
+// CUDA: cublasLtMatmulDesc_t lt_desc_2;
 // CUDA-LABEL: /* entry m_forward */
 // CUDA: cublasLtMatmul(ctx->lt, ctx->lt_desc_0, &alpha, args->ln1_bias, ctx->lt_a_0, args->x, ctx->lt_b_0, &beta, args->_1st,
+// The plain GEMM: cuBLASLt under the cached algorithm, cuBLAS where it does
+// not apply.
+// CUDA: // k1: C[4 x 4]
+// CUDA: if (ctx->lt_algo_found_1 && sluice_aligned16(args->ln1_bias) && sluice_aligned16(args->x) && sluice_aligned16(args->_1st)) {
+// CUDA-NEXT: SLUICE_CHECK_CUBLAS(cublasLtMatmul(ctx->lt, ctx->lt_desc_1, &alpha, args->ln1_bias, ctx->lt_a_1, args->x, ctx->lt_b_1, &beta, args->_1st, ctx->lt_c_1, args->_1st, ctx->lt_c_1, &ctx->lt_algo_1, ctx->workspace, ctx->workspace_bytes, stream), "cublasLtMatmul of k1");
+// CUDA-NEXT: } else {
+// CUDA-NEXT: SLUICE_CHECK_CUBLAS(cublasSetStream(ctx->blas, stream), "cublasSetStream");
+// CUDA-NEXT: SLUICE_CHECK_CUBLAS(cublasGemmStridedBatchedEx(ctx->blas, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &alpha, args->ln1_bias, CUDA_R_32F, 4, 0LL, args->x, CUDA_R_32F, 4, 0LL, &beta, args->_1st, CUDA_R_32F, 4, 0LL, 1, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT), "cublasGemmStridedBatchedEx of k1");
+// CUDA-NEXT: }
+// CUDA-NEXT: }
 // CUDA-LABEL: /* entry m_backward */
 // CUDA: const void *bias = args->ln1_bias;
 sluice_exec.entry @m_forward {

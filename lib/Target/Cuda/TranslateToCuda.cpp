@@ -1,9 +1,10 @@
 //===- TranslateToCuda.cpp - sluice_exec printed as CUDA host code --------===//
 //
 // One print function per sluice_exec op, chosen by a TypeSwitch (the shape
-// of upstream TranslateToCpp.cpp). A GEMM prints as
-// cublasGemmStridedBatchedEx, or, with an epilogue, as a cuBLASLt matmul
-// whose descriptors the context holds (created once in create).
+// of upstream TranslateToCpp.cpp). A GEMM prints as a cuBLASLt matmul
+// whose descriptors and algorithm the context holds (created and chosen once
+// in create), with cublasGemmStridedBatchedEx as the fallback of a GEMM
+// without an epilogue.
 //
 //===----------------------------------------------------------------------===//
 
@@ -180,13 +181,51 @@ void printLtDescriptors(HostEmitter &emitter, exec::GemmOp op) {
      << s << ");\n";
 }
 
+/// The cuBLAS call of a GEMM: cublasGemmStridedBatchedEx under cuBLAS's own
+/// heuristic (the handle's math mode keeps reductions in f32).
+void printGemmEx(raw_indented_ostream &os, exec::GemmOp op, StringRef a,
+                 StringRef b, StringRef c) {
+  os << "SLUICE_CHECK_CUBLAS(cublasSetStream(ctx->blas, stream), "
+        "\"cublasSetStream\");\n"
+     << "SLUICE_CHECK_CUBLAS(cublasGemmStridedBatchedEx(ctx->blas, "
+     << cublasOp(op.getTransA()) << ", " << cublasOp(op.getTransB()) << ", "
+     << op.getM() << ", " << op.getN() << ", " << op.getK() << ", &alpha, " << a
+     << ", " << cudaDataType(op.getAType()) << ", " << op.getLda() << ", "
+     << op.getStrideA() << "LL, " << b << ", " << cudaDataType(op.getBType())
+     << ", " << op.getLdb() << ", " << op.getStrideB() << "LL, &beta, " << c
+     << ", " << cudaDataType(op.getCType()) << ", " << op.getLdc() << ", "
+     << op.getStrideC() << "LL, " << op.getBatchCount() << ", "
+     << cublasCompute(op.getCompute()) << ", CUBLAS_GEMM_DEFAULT), "
+     << "\"cublasGemmStridedBatchedEx of " << op.getLabel() << "\");\n";
+}
+
+/// The cuBLASLt call of a GEMM with descriptor slot `s` (D is C, in place)
+/// under the algorithm `algo` (an expression: a pointer or NULL).
+void printLtMatmul(raw_indented_ostream &os, exec::GemmOp op,
+                   const std::string &s, StringRef a, StringRef b, StringRef c,
+                   StringRef algo) {
+  os << "SLUICE_CHECK_CUBLAS(cublasLtMatmul(ctx->lt, ctx->lt_desc_" << s
+     << ", &alpha, " << a << ", ctx->lt_a_" << s << ", " << b << ", ctx->lt_b_"
+     << s << ", &beta, " << c << ", ctx->lt_c_" << s << ", " << c
+     << ", ctx->lt_c_" << s << ", " << algo
+     << ", ctx->workspace, ctx->workspace_bytes, stream), "
+     << "\"cublasLtMatmul of " << op.getLabel() << "\");\n";
+}
+
+/// A GEMM with a descriptor slot runs on cuBLASLt under the algorithm create
+/// chose. Without an epilogue, cuBLAS is the fallback where that algorithm
+/// does not apply (none found, or a pointer not 16-byte aligned); with one,
+/// only cuBLASLt can fold it, so the call passes NULL there (cuBLASLt's
+/// heuristic per call). A GEMM without a slot (hand-written IR that did not
+/// go through --sluice-legalize-for-emission) runs on cuBLAS.
 LogicalResult printOperation(HostEmitter &emitter, exec::GemmOp op) {
   FailureOr<std::string> a = HostEmitter::pointer(op.getA());
   FailureOr<std::string> b = HostEmitter::pointer(op.getB());
   FailureOr<std::string> c = HostEmitter::pointer(op.getC());
   if (failed(a) || failed(b) || failed(c))
     return failure();
-  if (op.getEpilogue() != exec::BlasEpilogue::none && !op.getDescriptor())
+  bool epilogue = op.getEpilogue() != exec::BlasEpilogue::none;
+  if (epilogue && !op.getDescriptor())
     return op.emitOpError()
            << "has epilogue '" << stringifyBlasEpilogue(op.getEpilogue())
            << "' but no cuBLASLt descriptor slot (run "
@@ -195,54 +234,48 @@ LogicalResult printOperation(HostEmitter &emitter, exec::GemmOp op) {
   printGemmHeading(os, op);
   os << "const float beta = "
      << (op.getBeta().convertToDouble() != 0.0 ? "1.0f" : "0.0f") << ";\n";
-  if (op.getEpilogue() != exec::BlasEpilogue::none) {
-    printLtDescriptors(emitter, op);
-    std::string s = std::to_string(*op.getDescriptor());
-    // The bias and aux pointers are set per call.
-    auto setPointer = [&](Value value, StringRef decl, StringRef var,
-                          StringRef attr) -> LogicalResult {
-      FailureOr<std::string> pointer = HostEmitter::pointer(value);
-      if (failed(pointer))
-        return failure();
-      os << decl << " *" << var << " = " << *pointer << ";\n"
-         << "SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_desc_"
-         << s << ", CUBLASLT_MATMUL_DESC_" << attr << ", &" << var
-         << ", sizeof(" << var << ")), \"" << var << " pointer of "
-         << op.getLabel() << "\");\n";
-      return success();
-    };
-    if (op.getBias() &&
-        failed(setPointer(op.getBias(), "const void", "bias", "BIAS_POINTER")))
+  if (!op.getDescriptor()) {
+    printGemmEx(os, op, *a, *b, *c);
+    os.unindent() << "}\n";
+    return success();
+  }
+  printLtDescriptors(emitter, op);
+  std::string s = std::to_string(*op.getDescriptor());
+  // The bias and aux pointers are set per call.
+  auto setPointer = [&](Value value, StringRef decl, StringRef var,
+                        StringRef attr) -> LogicalResult {
+    FailureOr<std::string> pointer = HostEmitter::pointer(value);
+    if (failed(pointer))
       return failure();
-    if (op.getAux() &&
-        failed(setPointer(op.getAux(), "void", "aux", "EPILOGUE_AUX_POINTER")))
-      return failure();
-    std::string auxAligned = op.getAux() ? " && sluice_aligned16(aux)" : "";
-    // The cached algorithm assumed 16-byte aligned matrices.
-    os << "const cublasLtMatmulAlgo_t *algo = ctx->lt_algo_found_" << s
-       << " && sluice_aligned16(" << *a << ") && sluice_aligned16(" << *b
-       << ") && sluice_aligned16(" << *c << ")" << auxAligned
-       << " ? &ctx->lt_algo_" << s << " : NULL;\n";
-    os << "SLUICE_CHECK_CUBLAS(cublasLtMatmul(ctx->lt, ctx->lt_desc_" << s
-       << ", &alpha, " << *a << ", ctx->lt_a_" << s << ", " << *b
-       << ", ctx->lt_b_" << s << ", &beta, " << *c << ", ctx->lt_c_" << s
-       << ", " << *c << ", ctx->lt_c_" << s
-       << ", algo, ctx->workspace, ctx->workspace_bytes, stream), "
-       << "\"cublasLtMatmul of " << op.getLabel() << "\");\n";
+    os << decl << " *" << var << " = " << *pointer << ";\n"
+       << "SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_desc_"
+       << s << ", CUBLASLT_MATMUL_DESC_" << attr << ", &" << var << ", sizeof("
+       << var << ")), \"" << var << " pointer of " << op.getLabel() << "\");\n";
+    return success();
+  };
+  if (op.getBias() &&
+      failed(setPointer(op.getBias(), "const void", "bias", "BIAS_POINTER")))
+    return failure();
+  if (op.getAux() &&
+      failed(setPointer(op.getAux(), "void", "aux", "EPILOGUE_AUX_POINTER")))
+    return failure();
+  // The cached algorithm assumed 16-byte aligned matrices.
+  std::string cached = "ctx->lt_algo_found_" + s + " && sluice_aligned16(" +
+                       *a + ") && sluice_aligned16(" + *b +
+                       ") && sluice_aligned16(" + *c + ")" +
+                       (op.getAux() ? " && sluice_aligned16(aux)" : "");
+  if (epilogue) {
+    os << "const cublasLtMatmulAlgo_t *algo = " << cached << " ? &ctx->lt_algo_"
+       << s << " : NULL;\n";
+    printLtMatmul(os, op, s, *a, *b, *c, "algo");
   } else {
-    os << "SLUICE_CHECK_CUBLAS(cublasSetStream(ctx->blas, stream), "
-          "\"cublasSetStream\");\n"
-       << "SLUICE_CHECK_CUBLAS(cublasGemmStridedBatchedEx(ctx->blas, "
-       << cublasOp(op.getTransA()) << ", " << cublasOp(op.getTransB()) << ", "
-       << op.getM() << ", " << op.getN() << ", " << op.getK() << ", &alpha, "
-       << *a << ", " << cudaDataType(op.getAType()) << ", " << op.getLda()
-       << ", " << op.getStrideA() << "LL, " << *b << ", "
-       << cudaDataType(op.getBType()) << ", " << op.getLdb() << ", "
-       << op.getStrideB() << "LL, &beta, " << *c << ", "
-       << cudaDataType(op.getCType()) << ", " << op.getLdc() << ", "
-       << op.getStrideC() << "LL, " << op.getBatchCount() << ", "
-       << cublasCompute(op.getCompute()) << ", CUBLAS_GEMM_DEFAULT), "
-       << "\"cublasGemmStridedBatchedEx of " << op.getLabel() << "\");\n";
+    os << "if (" << cached << ") {\n";
+    os.indent();
+    printLtMatmul(os, op, s, *a, *b, *c, "&ctx->lt_algo_" + s);
+    os.unindent() << "} else {\n";
+    os.indent();
+    printGemmEx(os, op, *a, *b, *c);
+    os.unindent() << "}\n";
   }
   os.unindent() << "}\n";
   return success();

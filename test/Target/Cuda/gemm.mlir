@@ -1,7 +1,9 @@
 // A hand-written sluice_exec entry printed as CUDA: a cuBLASLt GEMM whose
 // bias+gelu epilogue the library folds (its descriptors go to the context,
 // create and destroy sections), batched over 4 with one shared operand, and
-// a plain strided-batched GEMM into the scratch buffer.
+// a plain strided-batched GEMM into the scratch buffer that has no
+// descriptor slot (hand-written, not legalized: --sluice-legalize-for-emission
+// gives every GEMM one, test/Target/legalize-for-emission.mlir), so cuBLAS.
 // RUN: sluice-translate --sluice-to-cuda %s | FileCheck %s
 
 // CHECK-LABEL: /* context fields */
