@@ -104,9 +104,19 @@ static int sluice_cpu_gemm(bool transA, bool transB, int64_t m, int64_t n,
   if constexpr (std::is_same<TA, float>::value &&
                 std::is_same<TB, float>::value &&
                 std::is_same<TC, float>::value) {
-    // All f32: straight into the library, no scratch.
+    // All f32: straight into the library, no scratch. A single GEMM is
+    // called outside any parallel region: inside one (even an inactive
+    // `if (false)` region) oneDNN's threads form a nested team, and libgomp
+    // then runs a third thread next to the two of the top-level pool, which
+    // cost BERT-base's GEMMs their second core (docs/Codegen.md, "GEMM
+    // library").
+    if (batchCount == 1) {
+      sluice_cpu_sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, c, ldc,
+                       beta, /*preferDnnl=*/true);
+      return 0;
+    }
 #if defined(SLUICE_HAVE_DNNL) && defined(_OPENMP)
-#pragma omp parallel for if (batchCount > 1)
+#pragma omp parallel for
 #endif
     for (int64_t batch = 0; batch < batchCount; ++batch)
       sluice_cpu_sgemm(transA, transB, m, n, k, alpha, a + batch * strideA, lda,
