@@ -50,6 +50,18 @@ from timings import kernel_rates, load  # noqa: E402
 SPLIT = ("gemm", "attention", "rest")
 
 
+def run_path(work, layer, who, threads, r):
+    """The JSON file of `who` (sluice, torch, prof, off) at `threads`
+    threads in round `r`."""
+    return os.path.join(work, "%s-%s-t%d-r%d.json" % (layer, who, threads, r))
+
+
+def run_paths(work, layer, who, threads, rounds):
+    """run_path of every round."""
+    return [run_path(work, layer, who, threads, r)
+            for r in range(1, rounds + 1)]
+
+
 def samples(paths):
     """Forward, backward and total samples over all rounds."""
     forward, backward, total = [], [], []
@@ -69,9 +81,8 @@ def speed_table(work, layer, rounds):
     for threads in (1, 2):
         rows = {}
         for who in ("sluice", "torch"):
-            paths = [os.path.join(work, "%s-%s-t%d-r%d.json" % (
-                layer, who, threads, r)) for r in range(1, rounds + 1)]
-            rows[who] = [statistics.median(s) for s in samples(paths)]
+            rows[who] = [statistics.median(s) for s in samples(
+                run_paths(work, layer, who, threads, rounds))]
             print("%-7d %-7s %12.2f %12.2f %12.2f" % ((threads, who) +
                                                       tuple(rows[who])))
         ratio = [t / s for t, s in zip(rows["torch"], rows["sluice"])]
@@ -138,8 +149,7 @@ def spread(values, fmt):
 def bandwidth_table(work, layer, rounds):
     for threads in (1, 2):
         def timer(variant, r):
-            return load(os.path.join(work, "%s-%s-t%d-r%d.json" % (
-                layer, variant, threads, r)))
+            return load(run_path(work, layer, variant, threads, r))
         clock = timer("prof", 1).get("clock", "wall")
         report = load(os.path.join(work, "%s-prof-%s" % (layer, clock),
                                    "report.json"))
@@ -211,9 +221,8 @@ def sluice_fractions(work, layer, rounds, threads):
     phase time, summed over the rounds; rest = the phase less the GEMM and
     attention kernels (the other kernels and any time between kernels)."""
     sums = {}
-    for r in range(1, rounds + 1):
-        timer = load(os.path.join(work, "%s-prof-t%d-r%d.json" % (
-            layer, threads, r)))
+    for path in run_paths(work, layer, "prof", threads, rounds):
+        timer = load(path)
         report = load(os.path.join(work, "%s-prof-%s" % (
             layer, timer.get("clock", "wall")), "report.json"))
         rates = kernel_rates(timer, report)
@@ -281,8 +290,7 @@ def split_table(work, layer, rounds):
     columns = ("gemm", "attention", "attn_gemm", "rest")
     for threads in (1, 2):
         def paths(who):
-            return [os.path.join(work, "%s-%s-t%d-r%d.json" % (
-                layer, who, threads, r)) for r in range(1, rounds + 1)]
+            return run_paths(work, layer, who, threads, rounds)
         rows = {"sluice": split_rows(
             sluice_fractions(work, layer, rounds, threads),
             [statistics.median(s) for s in samples(paths("sluice"))[:2]],
