@@ -2,12 +2,13 @@
 //
 // module_timer LIB [--iterations N] [--warmup W] [--seed S] [--copy-bytes B]
 //              [--time-limit SECONDS] [--clock wall|cpu]
-//              [--init fan-in|uniform]
+//              [--init fan-in|uniform] [--show-init]
 //
 // Opens a module compiled by `sluicec --compile` (dlopen, generic entry
 // points only), fills its inputs with random values (--init: fan-in, the
 // default, scales them as a framework initializes a layer; uniform draws
-// U(-0.5, 0.5) for all), and runs
+// U(-0.5, 0.5) for all; --show-init prints how each input would be drawn,
+// its role and distribution, and runs nothing), and runs
 // forward then backward (training) N times, as the ABI allows (one forward,
 // then its backward, per context). Prints one JSON object: per phase the
 // median / min / max milliseconds, and, when the module exports the optional
@@ -117,11 +118,12 @@ uint16_t toBFloat(float f) {
 /// How module inputs are filled (--init).
 enum class Init {
   /// As a framework initializes a layer (torch_layer_timer.py's PyTorch
-  /// layer): rank-2 inputs are [out, in] weights, U(-1/sqrt(in),
-  /// 1/sqrt(in)) as torch.nn.Linear's default; rank-1 inputs are biases
-  /// and layer-norm parameters, U(-0.05, 0.05) (scales 1 + that);
-  /// activations and gradients (rank >= 3) N(0, 0.5^2) as the torch
-  /// timer's x and dy. Pre-activations then stay O(1), as in training.
+  /// layer), by the input's role (inputRole): weights U(-1/sqrt(in),
+  /// 1/sqrt(in)) as torch.nn.Linear's default, `in` the size of the dims
+  /// the weight contracts with its activation; biases and layer-norm
+  /// parameters U(-0.05, 0.05) (scales 1 + that); activations and gradients
+  /// N(0, 0.5^2) as the torch timer's x and dy. Pre-activations and
+  /// attention scores then stay O(1), as in training.
   FanIn,
   /// Every value U(-0.5, 0.5) (scales 1 + that), whatever its fan-in: the
   /// earlier default. Weights of a 1024-wide layer then give
@@ -131,32 +133,72 @@ enum class Init {
   Uniform,
 };
 
-/// Host bytes of the `count` values of input `info` in `dtype`, drawn as
-/// `init` says.
-std::vector<uint8_t> randomBytes(int64_t count, const TensorInfo &info,
-                                 Init init, std::mt19937 &rng) {
-  bool scale = std::strstr(info.name, "scale") != nullptr;
-  float bound = 0.5f;
-  std::normal_distribution<float> normal(0.0f, 0.5f);
-  bool useNormal = false;
-  if (init == Init::FanIn) {
-    if (info.rank == 2 && info.dims[1] > 0)
-      bound = 1.0f / std::sqrt(static_cast<float>(info.dims[1]));
-    else if (info.rank <= 1)
-      bound = 0.05f;
-    else
-      useNormal = true;
+/// The distribution one input is drawn from.
+struct Draw {
+  enum Kind { Normal, Uniform } kind;
+  float spread; // the standard deviation, or the bound of U(-b, b)
+  float offset; // added to every value (1 for scales)
+  std::string role;
+};
+
+/// What input `info` is, from its place in the layer's signature (the
+/// module ABI has names and dims, not roles; `first` is phase 0's first
+/// input, x [batch, seq, width]):
+/// * an activation or gradient (x, y, dy): rank >= 3 with x's batch and
+///   sequence as its first two dims;
+/// * a scale: a name with "scale" (layer-norm gains);
+/// * a bias: rank 1, or a name starting with 'b' (bq is [heads, head_dim]);
+/// * otherwise a weight. Its fan-in: a weight whose first dim is the
+///   layer's width reads everything after it (wo [width, heads, head_dim],
+///   w2 [width, ffn]); any other reads its last dim (wq [heads, head_dim,
+///   width], w1 [ffn, width]) -- the [out, in] convention with the
+///   projections' head dims kept apart. Counting only rank-2 inputs as
+///   weights, as the timer once did, drew the rank-3 attention weights as
+///   activations: scores in the tens, softmax probabilities below 2^-126,
+///   and subnormal arithmetic timed instead of the layer (docs/Compile.md).
+Draw fanInDraw(const TensorInfo &info, const TensorInfo &first) {
+  bool activation = info.rank >= 3 && first.rank >= 3 &&
+                    info.dims[0] == first.dims[0] &&
+                    info.dims[1] == first.dims[1];
+  if (activation || std::strcmp(info.name, first.name) == 0)
+    return {Draw::Normal, 0.5f, 0.0f, "activation"};
+  if (std::strstr(info.name, "scale"))
+    return {Draw::Uniform, 0.05f, 1.0f, "scale"};
+  if (info.rank <= 1 || info.name[0] == 'b')
+    return {Draw::Uniform, 0.05f, 0.0f, "bias"};
+  int64_t width = first.rank > 0 ? first.dims[first.rank - 1] : 0;
+  int64_t in = info.dims[info.rank - 1];
+  if (info.dims[0] == width) {
+    in = 1;
+    for (int d = 1; d < info.rank; ++d)
+      in *= info.dims[d];
   }
-  std::uniform_real_distribution<float> uniform(-bound, bound);
-  int width = info.dtype == 0 ? 4 : 2;
+  return {Draw::Uniform, 1.0f / std::sqrt(static_cast<float>(in > 0 ? in : 1)),
+          0.0f, "weight, fan-in " + std::to_string(in)};
+}
+
+Draw drawFor(const TensorInfo &info, const TensorInfo &first, Init init) {
+  if (init == Init::FanIn)
+    return fanInDraw(info, first);
+  bool scale = std::strstr(info.name, "scale") != nullptr;
+  return {Draw::Uniform, 0.5f, scale ? 1.0f : 0.0f, "any"};
+}
+
+/// Host bytes of `count` values in `dtype` (0 f32, 1 f16, 2 bf16) drawn
+/// from `draw`.
+std::vector<uint8_t> randomBytes(int64_t count, int dtype, const Draw &draw,
+                                 std::mt19937 &rng) {
+  std::normal_distribution<float> normal(0.0f, draw.spread);
+  std::uniform_real_distribution<float> uniform(-draw.spread, draw.spread);
+  int width = dtype == 0 ? 4 : 2;
   std::vector<uint8_t> bytes(count * width);
   for (int64_t i = 0; i < count; ++i) {
     float value =
-        (useNormal ? normal(rng) : uniform(rng)) + (scale ? 1.0f : 0.0f);
-    if (info.dtype == 0) {
+        (draw.kind == Draw::Normal ? normal(rng) : uniform(rng)) + draw.offset;
+    if (dtype == 0) {
       std::memcpy(&bytes[i * 4], &value, 4);
     } else {
-      uint16_t half = info.dtype == 1 ? toHalf(value) : toBFloat(value);
+      uint16_t half = dtype == 1 ? toHalf(value) : toBFloat(value);
       std::memcpy(&bytes[i * 2], &half, 2);
     }
   }
@@ -303,14 +345,19 @@ int main(int argc, char **argv) {
   if (argc < 2)
     die("usage: module_timer LIB [--iterations N] [--warmup W] [--seed S] "
         "[--clock wall|cpu] [--init fan-in|uniform] "
-        "[--copy-bytes B] [--time-limit SECONDS]");
+        "[--copy-bytes B] [--time-limit SECONDS] [--show-init]");
   const char *path = argv[1];
   int iterations = 20, warmup = 3;
   uint64_t seed = 1, copyBytes = 0;
   double timeLimit = 0; // seconds, 0: none
   Init init = Init::FanIn;
+  bool showInit = false;
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
+    if (arg == "--show-init") {
+      showInit = true;
+      continue;
+    }
     if (i + 1 >= argc)
       die("option '" + arg + "' needs a value");
     if (arg == "--iterations")
@@ -353,6 +400,27 @@ int main(int argc, char **argv) {
   resolve(handle, m.run, "sluice_run", true);
   resolve(handle, m.profile, "sluice_profile", false);
 
+  // --show-init: how each input would be drawn, one line each, and no run.
+  if (showInit) {
+    std::map<std::string, bool> shown;
+    for (int phase = 0; phase < m.numPhases(); ++phase)
+      for (int index = 0; index < m.numTensors(phase); ++index) {
+        const TensorInfo *info = m.tensor(phase, index);
+        if (!info || !info->name || info->is_output || shown[info->name])
+          continue;
+        shown[info->name] = true;
+        Draw draw = drawFor(*info, *m.tensor(0, 0), init);
+        const char *offset = draw.offset != 0.0f ? "1 + " : "";
+        if (draw.kind == Draw::Normal)
+          std::printf("%s: %s, %sN(0, %.6g^2)\n", info->name, draw.role.c_str(),
+                      offset, draw.spread);
+        else
+          std::printf("%s: %s, %sU(-%.6g, %.6g)\n", info->name,
+                      draw.role.c_str(), offset, draw.spread, draw.spread);
+      }
+    return 0;
+  }
+
   // One buffer per tensor name, shared by the phases (y feeds backward).
   std::mt19937 rng(1234);
   std::map<std::string, void *> buffers;
@@ -368,6 +436,7 @@ int main(int argc, char **argv) {
       if (!info || !info->name)
         die("tensor " + std::to_string(index) + " of phase " +
             std::to_string(phase) + " has no description");
+      const TensorInfo *first = m.tensor(0, 0);
       auto it = buffers.find(info->name);
       if (it == buffers.end()) {
         int64_t count = 1;
@@ -376,7 +445,8 @@ int main(int argc, char **argv) {
         std::vector<uint8_t> host =
             info->is_output
                 ? std::vector<uint8_t>(count * (info->dtype == 0 ? 4 : 2), 0)
-                : randomBytes(count, *info, init, rng);
+                : randomBytes(count, info->dtype, drawFor(*info, *first, init),
+                              rng);
         boundaryBytes += host.size();
         if (info->is_output)
           outputs.push_back({info->name, info->dtype, host.size()});
