@@ -11,6 +11,11 @@
 
 #include "StreamKernelCheck.h"
 
+#include <cmath>
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
+
 namespace {
 
 using namespace sluice_stream_check;
@@ -194,6 +199,37 @@ TEST(StreamKernel, RowDotFromOutput) {
         checkRowDotFromOutput<double>(s, onePass, 1e-13);
         checkRowDotFromOutput<float>(s, onePass, 1e-5);
       }
+}
+
+/// Softmax probabilities below 2^-126 are zero inside the kernels (FTZ and
+/// DAZ while they run: subnormal arithmetic is microcoded on Intel cores),
+/// and the caller's floating-point mode is restored after. Scores 0 and
+/// -100 give probabilities 1 and e^-100 (3.7e-44, subnormal in f32); with V
+/// = (0, 1e30) IEEE arithmetic would give O = 3.7e-14, the kernels 0 -- the
+/// documented bound: a flushed probability moves O by at most 2^-126 max|V|.
+TEST(StreamKernel, SubnormalProbabilitiesAreFlushed) {
+  Shape s;
+  s.b = 1, s.h = 1, s.m = 1, s.n = 2, s.d = 1, s.e = 1, s.scale = 1;
+  Problem<float> pr(s, 7);
+  pr.q.data[0] = 1.0f;
+  pr.k.data[0] = 0.0f, pr.k.data[pr.k.strides[2]] = -100.0f;
+  pr.v.data[0] = 0.0f, pr.v.data[pr.v.strides[2]] = 1e30f;
+#if defined(__x86_64__)
+  const unsigned mode = _mm_getcsr();
+#endif
+  sluice_stream_attention_fwd_cpu<float, 4, 4>(pr.forwardArgs());
+  EXPECT_EQ(pr.o.data[0], 0.0f);
+  pr.computeRowDots();
+  sluice_stream_attention_bwd_cpu<float, 4, 4>(pr.backwardArgs());
+  for (const Tensor<float> *t : {&pr.dq, &pr.dk, &pr.dv})
+    for (float x : t->data)
+      EXPECT_NE(std::fpclassify(x), FP_SUBNORMAL);
+#if defined(__x86_64__)
+  EXPECT_EQ(_mm_getcsr(), mode);
+  // Subnormals still work out here: 2^-126 / 2 is not flushed.
+  volatile float tiny = 0x1p-126f;
+  EXPECT_EQ(tiny / 2, 0x1p-127f);
+#endif
 }
 
 } // namespace
