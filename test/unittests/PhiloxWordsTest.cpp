@@ -1,13 +1,14 @@
 //===- PhiloxWordsTest.cpp - the CPU kernels' vectorized Philox draw ------===//
 //
 // CPU kernels draw their dropout masks with Philox.h's sluice_dropout_words,
-// hand-vectorized with AVX2 or SSE2 intrinsics, where the interpreter and
-// CUDA call sluice_dropout_block one block at a time. This compiles a probe
+// hand-vectorized with AVX-512F, AVX2 or SSE2 intrinsics, where the interpreter
+// and CUDA call sluice_dropout_block one block at a time. This compiles a probe
 // the way the toolchain compiles a module, once for this machine
-// (-march=native: the AVX2 path where the CPU has it) and once portable
-// (SSE2), and checks every word against sluice_dropout_block (compiled
-// here, without vector code): seeds with both key halves set, streams,
-// first blocks at the 32-bit carry, counts that leave a scalar tail.
+// (-march=native: the AVX-512 or AVX2 path where the CPU has it) and once
+// portable (SSE2), and, on x86, once for x86-64-v3 (AVX2); it checks every word
+// against sluice_dropout_block (compiled here, without vector code): seeds with
+// both key halves set, streams, first blocks at the 32-bit carry, counts that
+// leave a scalar tail.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,6 +49,11 @@ using Words = void (*)(uint64_t, uint64_t, uint64_t, int64_t, uint32_t *);
 class PhiloxWords : public ::testing::TestWithParam<const char *> {
 protected:
   void SetUp() override {
+#if defined(__x86_64__)
+    if (llvm::StringRef(GetParam()) == "x86-64-v3" &&
+        !__builtin_cpu_supports("avx2"))
+      GTEST_SKIP() << "this CPU cannot run an AVX2 build";
+#endif
     ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("sluice-philox", dir));
     llvm::Expected<std::string> compiler = findHostCompiler();
     if (!compiler) {
@@ -80,6 +86,16 @@ TEST_P(PhiloxWords, EqualToOneBlockAtATime) {
   // x86-64 always has SSE2, so the probe must take a vector path there.
 #if defined(__x86_64__)
   EXPECT_GE(lanes(), 4) << "the probe fell back to the scalar loop";
+  // Built for this machine, the probe takes its widest path, so the
+  // AVX-512 and AVX2 paths are checked wherever the CPU has them.
+  if (llvm::StringRef(GetParam()) == kCpuArchNative) {
+    if (__builtin_cpu_supports("avx512f"))
+      EXPECT_EQ(lanes(), 16);
+    else if (__builtin_cpu_supports("avx2"))
+      EXPECT_EQ(lanes(), 8);
+  }
+  if (llvm::StringRef(GetParam()) == "x86-64-v3")
+    EXPECT_EQ(lanes(), 8);
 #endif
   const uint64_t seeds[] = {0, 1, 0x0123456789abcdefULL, ~0ULL};
   const uint64_t streams[] = {0, 3, 0xffffffffULL};
@@ -87,8 +103,8 @@ TEST_P(PhiloxWords, EqualToOneBlockAtATime) {
   const uint64_t firsts[] = {
       0, 12345, 0xffffffe1ULL, 0xfffffff0ULL, 0x1fffffffaULL, ~0ULL - 40};
   // Counts leaving no, one and several single groups after the batched
-  // steps, and a scalar tail.
-  const int64_t counts[] = {0, 1, 7, 15, 31, 32, 33, 47, 100, 768};
+  // steps (4 groups of 4, 8 or 16 lanes), and a scalar tail.
+  const int64_t counts[] = {0, 1, 7, 15, 31, 32, 33, 47, 63, 83, 100, 768};
   for (uint64_t seed : seeds)
     for (uint64_t stream : streams)
       for (uint64_t first : firsts)
@@ -110,5 +126,10 @@ TEST_P(PhiloxWords, EqualToOneBlockAtATime) {
 INSTANTIATE_TEST_SUITE_P(CpuArch, PhiloxWords,
                          ::testing::Values(kCpuArchNative.data(),
                                            kCpuArchPortable.data()));
+#if defined(__x86_64__)
+// The AVX2 path on any x86 machine, AVX-512 ones included (their native
+// build takes the 16-lane path).
+INSTANTIATE_TEST_SUITE_P(Avx2, PhiloxWords, ::testing::Values("x86-64-v3"));
+#endif
 
 } // namespace

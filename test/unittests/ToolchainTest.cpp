@@ -127,6 +127,11 @@ TEST(ToolchainCommands, NvccAndHostFlags) {
   std::vector<std::string> native =
       hostCommand("c++", "m.cpp", "libm.so", all, kCpuArchNative);
   EXPECT_TRUE(has(native, "-march=native"));
+#if defined(__x86_64__)
+  // 512-bit vectors where -march has AVX-512 (GCC's default is 256).
+  EXPECT_TRUE(has(native, "-mprefer-vector-width=512"));
+  EXPECT_FALSE(has(plain, "-mprefer-vector-width=512"));
+#endif
   EXPECT_TRUE(has(native, "-DSLUICE_HAVE_SLEEF"));
   EXPECT_TRUE(has(native, "-lsleefgnuabi"));
   EXPECT_TRUE(has(hostCommand("c++", "m.cpp", "libm.so", all, "x86-64-v3"),

@@ -30,7 +30,7 @@
 // elements in memory share one Philox call when that dim's size is a
 // multiple of 4. Only the low 32 bits of the stream are used.
 //
-// Only <stdint.h> (and, in host code compiled for AVX2 or SSE2,
+// Only <stdint.h> (and, in host code compiled for AVX-512F, AVX2 or SSE2,
 // <immintrin.h> for sluice_dropout_words' hand-vectorized draw), so emitted
 // code (host C++ or CUDA) can include it.
 //
@@ -161,14 +161,33 @@ static inline SLUICE_HD uint32_t sluice_dropout_keep4(uint64_t seed,
 #endif
 
 #if defined(__AVX2__) || defined(__SSE2__)
-// One Philox block per 32-bit lane (8 lanes with AVX2, 4 with SSE2): the
-// 32x32->64 multiplies are `mul_epu32` on the even lanes and on the odd
-// lanes shifted down, the high and low halves blended back into 32-bit
+// One Philox block per 32-bit lane (16 lanes with AVX-512F, 8 with AVX2, 4 with
+// SSE2): the 32x32->64 multiplies are `mul_epu32` on the even lanes and on the
+// odd lanes shifted down, the high and low halves blended back into 32-bit
 // lanes. GCC and Clang vectorize sluice_dropout_block's 64-bit multiply by
 // a constant as shift-and-add chains (and, without AVX2, not at all), about
 // 4x slower (docs/Codegen.md, "CPU backend"). The same arithmetic as
 // sluice_philox_round, so the same words bit for bit.
-#if defined(__AVX2__)
+#if defined(__AVX512F__)
+// 16 lanes with AVX-512F: the carry and the even/odd blends are mask
+// operations; the 4 x 16 transpose of sluice_pv_store4 ends in 128-bit lane
+// shuffles.
+typedef __m512i sluice_philox_vec;
+#define SLUICE_PHILOX_LANES 16
+#define sluice_pv_set1(x) _mm512_set1_epi32((int)(x))
+#define sluice_pv_xor(a, b) _mm512_xor_si512(a, b)
+#define sluice_pv_add(a, b) _mm512_add_epi32(a, b)
+#define sluice_pv_lanes()                                                      \
+  _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+#define sluice_pv_mul_even(a, m) _mm512_mul_epu32(a, m)
+#define sluice_pv_srl64(a) _mm512_srli_epi64(a, 32)
+#define sluice_pv_sll64(a) _mm512_slli_epi64(a, 32)
+#define sluice_pv_blend(even, odd) _mm512_mask_blend_epi32(0xAAAA, even, odd)
+#define sluice_pv_unpacklo32(a, b) _mm512_unpacklo_epi32(a, b)
+#define sluice_pv_unpackhi32(a, b) _mm512_unpackhi_epi32(a, b)
+#define sluice_pv_unpacklo64(a, b) _mm512_unpacklo_epi64(a, b)
+#define sluice_pv_unpackhi64(a, b) _mm512_unpackhi_epi64(a, b)
+#elif defined(__AVX2__)
 typedef __m256i sluice_philox_vec;
 #define SLUICE_PHILOX_LANES 8
 #define sluice_pv_set1(x) _mm256_set1_epi32((int)(x))
@@ -182,6 +201,10 @@ typedef __m256i sluice_philox_vec;
 #define sluice_pv_sll64(a) _mm256_slli_epi64(a, 32)
 /// Even 32-bit lanes from `even`, odd ones from `odd`.
 #define sluice_pv_blend(even, odd) _mm256_blend_epi32(even, odd, 0xAA)
+#define sluice_pv_unpacklo32(a, b) _mm256_unpacklo_epi32(a, b)
+#define sluice_pv_unpackhi32(a, b) _mm256_unpackhi_epi32(a, b)
+#define sluice_pv_unpacklo64(a, b) _mm256_unpacklo_epi64(a, b)
+#define sluice_pv_unpackhi64(a, b) _mm256_unpackhi_epi64(a, b)
 #else
 typedef __m128i sluice_philox_vec;
 #define SLUICE_PHILOX_LANES 4
@@ -197,6 +220,10 @@ typedef __m128i sluice_philox_vec;
 #define sluice_pv_blend(even, odd)                                             \
   _mm_or_si128(_mm_and_si128(even, _mm_set1_epi64x(0xffffffffLL)),             \
                _mm_andnot_si128(_mm_set1_epi64x(0xffffffffLL), odd))
+#define sluice_pv_unpacklo32(a, b) _mm_unpacklo_epi32(a, b)
+#define sluice_pv_unpackhi32(a, b) _mm_unpackhi_epi32(a, b)
+#define sluice_pv_unpacklo64(a, b) _mm_unpacklo_epi64(a, b)
+#define sluice_pv_unpackhi64(a, b) _mm_unpackhi_epi64(a, b)
 #endif
 
 /// The high and low 32 bits of `a * m` per 32-bit lane (the low ones by
@@ -208,7 +235,9 @@ static inline void sluice_pv_mulhilo(sluice_philox_vec a, sluice_philox_vec m,
   sluice_philox_vec even = sluice_pv_mul_even(a, m);
   sluice_philox_vec odd = sluice_pv_mul_even(sluice_pv_srl64(a), m);
   *hi = sluice_pv_blend(sluice_pv_srl64(even), odd);
-#if defined(__AVX2__)
+#if defined(__AVX512F__)
+  *lo = _mm512_mullo_epi32(a, m);
+#elif defined(__AVX2__)
   *lo = _mm256_mullo_epi32(a, m);
 #else
   *lo = sluice_pv_blend(even, sluice_pv_sll64(odd));
@@ -216,18 +245,30 @@ static inline void sluice_pv_mulhilo(sluice_philox_vec a, sluice_philox_vec m,
 }
 
 /// Stores lane l of c0..c3 at words[4 * l + k] (a 4 x LANES transpose).
+/// The unpacks work per 128-bit lane q: u_r's lane q is block 4q + r (all
+/// of it with SSE2); wider vectors then transpose their 128-bit lanes so
+/// that blocks 4q..4q+3 land in 128-bit lane q's place.
 static inline void sluice_pv_store4(uint32_t *words, sluice_philox_vec c0,
                                     sluice_philox_vec c1, sluice_philox_vec c2,
                                     sluice_philox_vec c3) {
-#if defined(__AVX2__)
-  __m256i t0 = _mm256_unpacklo_epi32(c0, c1),
-          t1 = _mm256_unpackhi_epi32(c0, c1);
-  __m256i t2 = _mm256_unpacklo_epi32(c2, c3),
-          t3 = _mm256_unpackhi_epi32(c2, c3);
-  __m256i u0 = _mm256_unpacklo_epi64(t0, t2),
-          u1 = _mm256_unpackhi_epi64(t0, t2);
-  __m256i u2 = _mm256_unpacklo_epi64(t1, t3),
-          u3 = _mm256_unpackhi_epi64(t1, t3);
+  sluice_philox_vec t0 = sluice_pv_unpacklo32(c0, c1),
+                    t1 = sluice_pv_unpackhi32(c0, c1);
+  sluice_philox_vec t2 = sluice_pv_unpacklo32(c2, c3),
+                    t3 = sluice_pv_unpackhi32(c2, c3);
+  sluice_philox_vec u0 = sluice_pv_unpacklo64(t0, t2),
+                    u1 = sluice_pv_unpackhi64(t0, t2);
+  sluice_philox_vec u2 = sluice_pv_unpacklo64(t1, t3),
+                    u3 = sluice_pv_unpackhi64(t1, t3);
+#if defined(__AVX512F__)
+  __m512i a = _mm512_shuffle_i32x4(u0, u1, 0x44),
+          b = _mm512_shuffle_i32x4(u2, u3, 0x44);
+  __m512i c = _mm512_shuffle_i32x4(u0, u1, 0xEE),
+          d = _mm512_shuffle_i32x4(u2, u3, 0xEE);
+  _mm512_storeu_si512((void *)(words + 0), _mm512_shuffle_i32x4(a, b, 0x88));
+  _mm512_storeu_si512((void *)(words + 16), _mm512_shuffle_i32x4(a, b, 0xDD));
+  _mm512_storeu_si512((void *)(words + 32), _mm512_shuffle_i32x4(c, d, 0x88));
+  _mm512_storeu_si512((void *)(words + 48), _mm512_shuffle_i32x4(c, d, 0xDD));
+#elif defined(__AVX2__)
   _mm256_storeu_si256((__m256i *)(words + 0),
                       _mm256_permute2x128_si256(u0, u1, 0x20));
   _mm256_storeu_si256((__m256i *)(words + 8),
@@ -237,12 +278,10 @@ static inline void sluice_pv_store4(uint32_t *words, sluice_philox_vec c0,
   _mm256_storeu_si256((__m256i *)(words + 24),
                       _mm256_permute2x128_si256(u2, u3, 0x31));
 #else
-  __m128i t0 = _mm_unpacklo_epi32(c0, c1), t1 = _mm_unpackhi_epi32(c0, c1);
-  __m128i t2 = _mm_unpacklo_epi32(c2, c3), t3 = _mm_unpackhi_epi32(c2, c3);
-  _mm_storeu_si128((__m128i *)(words + 0), _mm_unpacklo_epi64(t0, t2));
-  _mm_storeu_si128((__m128i *)(words + 4), _mm_unpackhi_epi64(t0, t2));
-  _mm_storeu_si128((__m128i *)(words + 8), _mm_unpacklo_epi64(t1, t3));
-  _mm_storeu_si128((__m128i *)(words + 12), _mm_unpackhi_epi64(t1, t3));
+  _mm_storeu_si128((__m128i *)(words + 0), u0);
+  _mm_storeu_si128((__m128i *)(words + 4), u1);
+  _mm_storeu_si128((__m128i *)(words + 8), u2);
+  _mm_storeu_si128((__m128i *)(words + 12), u3);
 #endif
 }
 
@@ -256,6 +295,15 @@ static inline void sluice_pv_store4(uint32_t *words, sluice_philox_vec c0,
 /// subtracting it adds one), word 2 the stream, word 3 zero.
 static inline void sluice_pv_counters(uint64_t block, uint64_t stream,
                                       sluice_philox_vec c[4]) {
+#if defined(__AVX512F__)
+  sluice_philox_vec low = sluice_pv_set1((uint32_t)block);
+  c[0] = sluice_pv_add(low, sluice_pv_lanes());
+  __mmask16 wrapped = _mm512_cmplt_epu32_mask(c[0], low);
+  sluice_philox_vec high = sluice_pv_set1((uint32_t)(block >> 32));
+  c[1] = _mm512_mask_add_epi32(high, wrapped, high, sluice_pv_set1(1u));
+  c[2] = sluice_pv_set1((uint32_t)stream);
+  c[3] = sluice_pv_set1(0u);
+#else
   const sluice_philox_vec sign = sluice_pv_set1(0x80000000u);
   sluice_philox_vec low = sluice_pv_set1((uint32_t)block);
   c[0] = sluice_pv_add(low, sluice_pv_lanes());
@@ -264,6 +312,7 @@ static inline void sluice_pv_counters(uint64_t block, uint64_t stream,
   c[1] = sluice_pv_sub(sluice_pv_set1((uint32_t)(block >> 32)), wrapped);
   c[2] = sluice_pv_set1((uint32_t)stream);
   c[3] = sluice_pv_set1(0u);
+#endif
 }
 
 /// One Philox round (sluice_philox_round) in every lane.
@@ -287,9 +336,9 @@ static inline void sluice_pv_round(sluice_philox_vec c[4],
 /// `seed`, starting at block `first`:
 ///   words[4 * w + k] = sluice_dropout_block(seed, stream, first + w).v[k]
 /// for w < blocks (element 4 * (first + w) + k's word). Bit-identical to
-/// sluice_dropout_block; vectorized by hand where the host has SSE2/AVX2:
-/// BATCHES groups of LANES blocks per step, then one group at a time (short
-/// runs: a tile row of the streaming attention kernels draws 16 to 33
+/// sluice_dropout_block; vectorized by hand where the host has SSE2, AVX2 or
+/// AVX-512F: BATCHES groups of LANES blocks per step, then one group at a time
+/// (short runs: a tile row of the streaming attention kernels draws 16 to 33
 /// blocks), the rest one block at a time. Host code only; in a .cu file
 /// (the GPU kit's reference, nvcc's host pass) it is the scalar loop.
 static inline void sluice_dropout_words(uint64_t seed, uint64_t stream,

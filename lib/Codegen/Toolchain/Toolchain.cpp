@@ -163,8 +163,18 @@ std::vector<std::string> hostCommand(StringRef compiler, StringRef source,
       compiler.str(),      "-O3",   "-std=c++17",
       "-shared",           "-fPIC", "-fno-math-errno",
       "-fno-trapping-math"};
-  if (cpuArch != kCpuArchPortable)
+  if (cpuArch != kCpuArchPortable) {
     command.push_back(("-march=" + cpuArch).str());
+#if defined(__x86_64__)
+    // Where -march has AVX-512, GCC still vectorizes with 256-bit registers
+    // unless told otherwise, while Philox.h's draws and the streaming
+    // kernels' register blocks are written for 512 (docs/Codegen.md, "CPU
+    // backend": 5% off BERT-base's step, the memory-bound kernels 10%, on a
+    // Xeon). No effect without AVX-512; SLUICE_CXXFLAGS (after this) can
+    // say 256.
+    command.push_back("-mprefer-vector-width=512");
+#endif
+  }
   if (features.openmp)
     command.push_back("-fopenmp");
   if (features.sleef)
