@@ -168,5 +168,66 @@ LogicalResult GemmOp::verify() {
     return emitOpError() << "aux matrix needs ldc (" << getLdc()
                          << ") and stride_c (" << getStrideC()
                          << ") divisible by 8";
+  return verifyFallback();
+}
+
+GemmOp GemmOp::getFallbackGemm() {
+  if (getFallback().empty())
+    return GemmOp();
+  auto gemms = getFallback().front().getOps<GemmOp>();
+  return gemms.empty() ? GemmOp() : *gemms.begin();
+}
+
+/// The fallback region: pointer ops, one plain GEMM with this GEMM's BLAS
+/// parameters, then the launches that do what the epilogue did.
+LogicalResult GemmOp::verifyFallback() {
+  if (getFallback().empty())
+    return success();
+  if (getEpilogue() == BlasEpilogue::none)
+    return emitOpError() << "has a fallback but no epilogue (a GEMM without "
+                            "one needs none)";
+  GemmOp plain;
+  int64_t launches = 0;
+  for (Operation &op : getFallback().front()) {
+    if (llvm::isa<ArgOp, ArenaOp, ScratchOp, SavedOp>(op))
+      continue;
+    if (auto gemm = llvm::dyn_cast<GemmOp>(op)) {
+      if (plain || launches)
+        return emitOpError() << "fallback holds a second GEMM or a GEMM after "
+                                "its launches; it runs one plain GEMM first";
+      plain = gemm;
+      continue;
+    }
+    if (llvm::isa<LaunchOp>(op) && plain) {
+      ++launches;
+      continue;
+    }
+    return emitOpError() << "fallback holds '" << op.getName()
+                         << "'; it holds pointer ops, one plain GEMM, then the "
+                            "launches of the epilogue's kernels";
+  }
+  if (!plain || !launches)
+    return emitOpError() << "fallback needs a plain GEMM and at least one "
+                            "launch after it";
+  if (plain.getEpilogue() != BlasEpilogue::none || !plain.getFallback().empty())
+    return emitOpError() << "fallback GEMM has an epilogue or a fallback; it "
+                            "runs without the library epilogue";
+  // Everything but C, the epilogue's operands and the slot.
+  bool same =
+      plain.getA() == getA() && plain.getB() == getB() &&
+      plain.getTransA() == getTransA() && plain.getTransB() == getTransB() &&
+      plain.getM() == getM() && plain.getN() == getN() &&
+      plain.getK() == getK() && plain.getLda() == getLda() &&
+      plain.getLdb() == getLdb() && plain.getLdc() == getLdc() &&
+      plain.getBatchCount() == getBatchCount() &&
+      plain.getStrideA() == getStrideA() &&
+      plain.getStrideB() == getStrideB() &&
+      plain.getStrideC() == getStrideC() && plain.getAlpha() == getAlpha() &&
+      plain.getBeta() == getBeta() && plain.getAType() == getAType() &&
+      plain.getBType() == getBType() && plain.getCType() == getCType() &&
+      plain.getCompute() == getCompute();
+  if (!same)
+    return emitOpError() << "fallback GEMM differs in its BLAS parameters; it "
+                            "computes the same product (only C may differ)";
   return success();
 }

@@ -80,7 +80,8 @@ def Exec_SavedOp : Exec_Op<"saved", [Pure]> {
   let assemblyFormat = "$offset attr-dict";
 }
 
-def Exec_GemmOp : Exec_Op<"gemm", [AttrSizedOperandSegments]> {
+def Exec_GemmOp : Exec_Op<"gemm", [AttrSizedOperandSegments, NoTerminator,
+                                    SingleBlock]> {
   let summary = "one column-major strided-batched GEMM through the BLAS";
   let description = [{
     C[m, n] = alpha * op(A)[m, k] * op(B)[k, n] + beta * C[m, n] (`beta`
@@ -99,6 +100,20 @@ def Exec_GemmOp : Exec_Op<"gemm", [AttrSizedOperandSegments]> {
     descriptors in the context (assigned by --sluice-legalize-for-emission,
     required by the CUDA printer). `label` names the kernel in messages.
 
+    A GEMM with an epilogue may carry a `fallback` region: the same work
+    without the library epilogue, for where cuBLASLt refuses the epilogue
+    at run time. It holds pointer ops, then exactly one `sluice_exec.gemm`
+    with epilogue `none` and no fallback of its own (the same BLAS
+    parameters: A, B, transposes, sizes, leading dimensions, strides,
+    alpha, beta and types; its C may differ, the scratch product), then
+    at least one `sluice_exec.launch` (the generated kernels that do what
+    the epilogue did). The CUDA printer runs the folded call where
+    create's heuristic found an algorithm for it and the pointers are
+    16-byte aligned, the fallback otherwise, and, for a GEMM with beta 0,
+    also when that call reports CUBLAS_STATUS_NOT_SUPPORTED
+    (docs/Codegen.md, "Epilogue fallback"). The lowering gives every
+    folded epilogue one.
+
     ```mlir
     sluice_exec.gemm %w * %x -> %h bias %b {label = "kernel 'ffn1'",
         trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<t>,
@@ -107,6 +122,12 @@ def Exec_GemmOp : Exec_Op<"gemm", [AttrSizedOperandSegments]> {
         alpha = 1.0, a_type = f32, b_type = f32, c_type = f32,
         compute = #sluice_exec.compute<f32>,
         epilogue = #sluice_exec.epilogue<bias_gelu>, descriptor = 0}
+        fallback {
+      sluice_exec.gemm %w * %x -> %h {label = "kernel 'ffn1'", ...,
+          epilogue = #sluice_exec.epilogue<none>, descriptor = 1}
+      sluice_exec.launch @sluice_fallback_0_ffn1_epilogue schedule <...>
+          (%h, %b) -> (%h) {...}
+    }
     ```
   }];
   let arguments = (ins Exec_PtrType:$a, Exec_PtrType:$b, Exec_PtrType:$c,
@@ -124,13 +145,19 @@ def Exec_GemmOp : Exec_Op<"gemm", [AttrSizedOperandSegments]> {
                        Exec_ComputeTypeAttr:$compute,
                        Exec_BlasEpilogueAttr:$epilogue,
                        OptionalAttr<I64Attr>:$descriptor);
+  let regions = (region MaxSizedRegion<1>:$fallback);
   let assemblyFormat = [{
     $a `*` $b `->` $c (`bias` $bias^)? (`aux` $aux^)? attr-dict
+    (`fallback` $fallback^)?
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// True when the epilogue reads the bias vector.
     bool hasBiasEpilogue();
+    /// The plain GEMM of the fallback region, or null without one.
+    GemmOp getFallbackGemm();
+    /// The verifier's rules for the fallback region.
+    LogicalResult verifyFallback();
   }];
 }
 

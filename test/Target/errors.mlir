@@ -183,3 +183,85 @@ sluice_exec.entry @e {
   // expected-error @+1 {{an elementwise schedule has no row_chunks and no rows}}
   sluice_exec.launch @k schedule <mode = elementwise, reduction = none, grid = 8, threads = 32, vector = 1, elements_per_thread = 1, outer = [], inner = ["i"], row_chunks = 4> (%x) -> (%x) {input_types = [f32], output_types = [f32], clear_bytes = array<i64: 0>, label = "k"}
 }
+
+// A GEMM's fallback region (what runs where cuBLASLt refuses the epilogue):
+// pointer ops, one plain GEMM computing the same product, then the launches
+// of the epilogue's kernels.
+// -----
+
+sluice_exec.entry @e {
+  %a = sluice_exec.arg "a"
+  %b = sluice_exec.arg "b"
+  %c = sluice_exec.arg "c"
+  // expected-error @+1 {{has a fallback but no epilogue (a GEMM without one needs none)}}
+  sluice_exec.gemm %a * %a -> %c {label = "k", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 8, n = 8, k = 8, lda = 8, ldb = 8, ldc = 8, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<none>} fallback {
+    sluice_exec.gemm %a * %a -> %c {label = "k", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 8, n = 8, k = 8, lda = 8, ldb = 8, ldc = 8, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<none>}
+    sluice_exec.launch @k_epilogue schedule <mode = elementwise, reduction = none, grid = 1, threads = 32, vector = 1, elements_per_thread = 1, outer = [], inner = ["i"]> (%c, %b) -> (%c) {input_types = [f32, f32], output_types = [f32], clear_bytes = array<i64: 0>, label = "k epilogue"}
+  }
+}
+
+// -----
+
+sluice_exec.entry @e {
+  %a = sluice_exec.arg "a"
+  %b = sluice_exec.arg "b"
+  %c = sluice_exec.arg "c"
+  // expected-error @+1 {{fallback needs a plain GEMM and at least one launch after it}}
+  sluice_exec.gemm %a * %a -> %c bias %b {label = "k", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 8, n = 8, k = 8, lda = 8, ldb = 8, ldc = 8, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<bias>} fallback {
+    sluice_exec.gemm %a * %a -> %c {label = "k", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 8, n = 8, k = 8, lda = 8, ldb = 8, ldc = 8, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<none>}
+  }
+}
+
+// -----
+
+sluice_exec.entry @e {
+  %a = sluice_exec.arg "a"
+  %b = sluice_exec.arg "b"
+  %c = sluice_exec.arg "c"
+  // expected-error @+1 {{fallback holds a second GEMM or a GEMM after its launches; it runs one plain GEMM first}}
+  sluice_exec.gemm %a * %a -> %c bias %b {label = "k", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 8, n = 8, k = 8, lda = 8, ldb = 8, ldc = 8, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<bias>} fallback {
+    sluice_exec.gemm %a * %a -> %c {label = "k", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 8, n = 8, k = 8, lda = 8, ldb = 8, ldc = 8, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<none>}
+    sluice_exec.launch @k_epilogue schedule <mode = elementwise, reduction = none, grid = 1, threads = 32, vector = 1, elements_per_thread = 1, outer = [], inner = ["i"]> (%c, %b) -> (%c) {input_types = [f32, f32], output_types = [f32], clear_bytes = array<i64: 0>, label = "k epilogue"}
+    sluice_exec.gemm %a * %a -> %c {label = "k", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 8, n = 8, k = 8, lda = 8, ldb = 8, ldc = 8, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<none>}
+  }
+}
+
+// -----
+
+sluice_exec.entry @e {
+  %a = sluice_exec.arg "a"
+  %b = sluice_exec.arg "b"
+  %c = sluice_exec.arg "c"
+  // expected-error @+1 {{fallback holds 'sluice_exec.copy'; it holds pointer ops, one plain GEMM, then the launches of the epilogue's kernels}}
+  sluice_exec.gemm %a * %a -> %c bias %b {label = "k", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 8, n = 8, k = 8, lda = 8, ldb = 8, ldc = 8, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<bias>} fallback {
+    sluice_exec.gemm %a * %a -> %c {label = "k", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 8, n = 8, k = 8, lda = 8, ldb = 8, ldc = 8, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<none>}
+    sluice_exec.copy %a -> %c bytes 4
+    sluice_exec.launch @k_epilogue schedule <mode = elementwise, reduction = none, grid = 1, threads = 32, vector = 1, elements_per_thread = 1, outer = [], inner = ["i"]> (%c, %b) -> (%c) {input_types = [f32, f32], output_types = [f32], clear_bytes = array<i64: 0>, label = "k epilogue"}
+  }
+}
+
+// -----
+
+sluice_exec.entry @e {
+  %a = sluice_exec.arg "a"
+  %b = sluice_exec.arg "b"
+  %c = sluice_exec.arg "c"
+  // expected-error @+1 {{fallback GEMM has an epilogue or a fallback; it runs without the library epilogue}}
+  sluice_exec.gemm %a * %a -> %c bias %b {label = "k", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 8, n = 8, k = 8, lda = 8, ldb = 8, ldc = 8, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<bias>} fallback {
+    sluice_exec.gemm %a * %a -> %c {label = "k", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 8, n = 8, k = 8, lda = 8, ldb = 8, ldc = 8, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<relu>}
+    sluice_exec.launch @k_epilogue schedule <mode = elementwise, reduction = none, grid = 1, threads = 32, vector = 1, elements_per_thread = 1, outer = [], inner = ["i"]> (%c, %b) -> (%c) {input_types = [f32, f32], output_types = [f32], clear_bytes = array<i64: 0>, label = "k epilogue"}
+  }
+}
+
+// -----
+
+sluice_exec.entry @e {
+  %a = sluice_exec.arg "a"
+  %b = sluice_exec.arg "b"
+  %c = sluice_exec.arg "c"
+  // expected-error @+1 {{fallback GEMM differs in its BLAS parameters; it computes the same product (only C may differ)}}
+  sluice_exec.gemm %a * %a -> %c bias %b {label = "k", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 8, n = 8, k = 8, lda = 8, ldb = 8, ldc = 8, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<bias>} fallback {
+    sluice_exec.gemm %b * %a -> %c {label = "k", trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<n>, m = 8, n = 8, k = 8, lda = 8, ldb = 8, ldc = 8, batch_count = 1, stride_a = 0, stride_b = 0, stride_c = 0, alpha = 1.0, a_type = f32, b_type = f32, c_type = f32, compute = #sluice_exec.compute<f32>, epilogue = #sluice_exec.epilogue<none>}
+    sluice_exec.launch @k_epilogue schedule <mode = elementwise, reduction = none, grid = 1, threads = 32, vector = 1, elements_per_thread = 1, outer = [], inner = ["i"]> (%c, %b) -> (%c) {input_types = [f32, f32], output_types = [f32], clear_bytes = array<i64: 0>, label = "k epilogue"}
+  }
+}
