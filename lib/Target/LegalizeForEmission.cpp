@@ -1,8 +1,9 @@
 //===- LegalizeForEmission.cpp - --sluice-legalize-for-emission -----------===//
 //
 // The last step before the printers: C names for the args fields, the
-// cuBLASLt descriptor slots (one per GEMM), and the alignment the kernels'
-// vector accesses need. The printers refuse IR this has not made legal.
+// cuBLASLt descriptor slots (one per GEMM, fallback regions included), and the
+// alignment the kernels' vector accesses need. The printers refuse IR this has
+// not made legal.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +32,9 @@ LogicalResult mlir::sluice::target::legalizeForEmission(ModuleOp module) {
   Builder builder(module.getContext());
   llvm::StringMap<std::string> nameOf; // C identifier -> tensor name
   int64_t descriptors = 0;
+  // The GEMMs of fallback regions are numbered after all the others, so
+  // that a module's slots do not depend on which calls have a fallback.
+  SmallVector<exec::GemmOp> fallbackGemms;
   WalkResult walk = module.walk([&](Operation *op) {
     if (auto arg = llvm::dyn_cast<exec::ArgOp>(op)) {
       std::string field = cIdentifier(arg.getField());
@@ -53,10 +57,15 @@ LogicalResult mlir::sluice::target::legalizeForEmission(ModuleOp module) {
     } else if (auto gemm = llvm::dyn_cast<exec::GemmOp>(op)) {
       // Every GEMM runs on cuBLASLt (with its algorithm chosen once, at
       // create), so every GEMM gets a slot; the C++ printer ignores it.
-      gemm.setDescriptorAttr(builder.getI64IntegerAttr(descriptors++));
+      if (llvm::isa<exec::GemmOp>(gemm->getParentOp()))
+        fallbackGemms.push_back(gemm);
+      else
+        gemm.setDescriptorAttr(builder.getI64IntegerAttr(descriptors++));
     }
     return WalkResult::advance();
   });
+  for (exec::GemmOp gemm : fallbackGemms)
+    gemm.setDescriptorAttr(builder.getI64IntegerAttr(descriptors++));
   return failure(walk.wasInterrupted());
 }
 

@@ -16,8 +16,9 @@ def LegalizeForEmission : Pass<"sluice-legalize-for-emission", "::mlir::ModuleOp
       header uses); two tensors whose names give the same identifier are
       an error;
     * cuBLASLt descriptors: every GEMM gets its descriptor slot, numbered
-      0, 1, ... in module order (the CUDA printer runs every GEMM on
-      cuBLASLt; the C++ printer ignores the slot);
+      0, 1, ... in module order, the plain GEMMs of fallback regions
+      after all the others (the CUDA printer runs every GEMM on cuBLASLt;
+      the C++ printer ignores the slot);
     * alignment: every arena view's offset must be a multiple of 16 bytes
       (one vector access; the memory plan aligns to 256).
 

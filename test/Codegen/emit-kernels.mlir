@@ -46,10 +46,17 @@
 // CUDA-LABEL: sluice_kernel_2_transpose(
 // CUDA: for (int64_t g = (int64_t)blockIdx.x * 256 + threadIdx.x; g < 240LL; g += (int64_t)gridDim.x * 256)
 // The bias-gradient result of d_w1 is cuBLASLt's BGRADB epilogue (the sum
-// of B = dy over k = (b, j), through the bias pointer): no generated kernel
-// for it on CUDA. The C++ module runs it as a generated column reduction
-// (CPP below; emit-column-reduction.mlir has the details).
-// CUDA-NOT: d_w1_bgrad
+// of B = dy over k = (b, j), through the bias pointer); the C++ module runs
+// it as a generated column reduction (CPP below; emit-column-reduction.mlir
+// has the details). Each folded epilogue also has its fallback (run where
+// cuBLASLt refuses the epilogue at run time): the kernels the C++ target
+// runs, numbered apart so that the others keep their names.
+// CUDA-NOT: sluice_kernel_3
+// CUDA: __global__ void __launch_bounds__(32) sluice_fallback_0_ffn1_epilogue(const float *in0, const float *in1, float *out0, uint64_t seed)
+// CUDA: sluice_load_vec<4, Aligned>(ld1, in1 + (i_u));
+// CUDA: = tanhf(
+// CUDA: sluice_fallback_1_d_w1_bgrad(const float *__restrict__ in0, float *__restrict__ out0, uint64_t seed, float *__restrict__ partials)
+// CUDA: sluice_fallback_1_d_w1_bgrad_total(
 // The scratch region: the plan's buffers, then the cuBLASLt workspace.
 // CUDA-LABEL: static int sluice_fused_init(
 // CUDA: return sluice_fail(ctx, SLUICE_ERROR_ARGUMENT, "%s: the scratch buffer has %llu bytes; this module needs [[#SCRATCH:]] (sluice_scratch_bytes)"
@@ -58,6 +65,9 @@
 // CUDA-NEXT: ctx->workspace_bytes = 33554432ULL;
 // CUDA: cublasLtMatmulDescCreate(&ctx->lt_desc_0, CUBLAS_COMPUTE_32F, CUDA_R_32F)
 // CUDA: cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_GELU_BIAS;
+// SLUICE_LT_NO_EPILOGUE=1 sends every folded epilogue to its fallback.
+// CUDA: if (ctx->lt_algo_found_0) ctx->lt_algo_0 = result.algo;
+// CUDA-NEXT: if (sluice_env_flag("SLUICE_LT_NO_EPILOGUE")) ctx->lt_algo_found_0 = 0;
 // CUDA: cublasLtMatmulDescCreate(&ctx->lt_desc_1, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate for kernel 'd_w1' (gemm: d_w1, d_b1)");
 // CUDA: cublasOperation_t ta = CUBLAS_OP_N, tb = CUBLAS_OP_T;
 // CUDA-NEXT: cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BGRADB;
@@ -66,13 +76,46 @@
 // CUDA-NEXT: SLUICE_CHECK_LAUNCH("kernel 'ln' (fused: ln)");
 // CUDA: sluice_kernel_1_softmax<false>)<<<6, 32, 0, stream>>>
 // CUDA: sluice_kernel_2_transpose<<<1, 256, 0, stream>>>
+// The folded GELU_BIAS call under create's algorithm; where there is none
+// (or a pointer is not 16-byte aligned, or the call is refused), the
+// fallback: the plain GEMM into h (cuBLASLt without an epilogue, slot 2, or
+// cuBLAS), then the epilogue kernel in place on h.
 // CUDA: SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_desc_0, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias))
-// CUDA: SLUICE_CHECK_CUBLAS(cublasLtMatmul(ctx->lt, ctx->lt_desc_0, &alpha, args->w1, ctx->lt_a_0, args->x, ctx->lt_b_0, &beta, args->h, ctx->lt_c_0, args->h, ctx->lt_c_0, algo, ctx->workspace, ctx->workspace_bytes, stream)
+// CUDA-NEXT: cublasStatus_t lt_status = CUBLAS_STATUS_NOT_SUPPORTED;
+// CUDA-NEXT: if (ctx->lt_algo_found_0 && sluice_aligned16(args->w1) && sluice_aligned16(args->x) && sluice_aligned16(args->h) && sluice_aligned16(bias)) {
+// CUDA-NEXT: SLUICE_CHECK_CUBLAS_OR_UNSUPPORTED(lt_status, cublasLtMatmul(ctx->lt, ctx->lt_desc_0, &alpha, args->w1, ctx->lt_a_0, args->x, ctx->lt_b_0, &beta, args->h, ctx->lt_c_0, args->h, ctx->lt_c_0, &ctx->lt_algo_0, ctx->workspace, ctx->workspace_bytes, stream), "cublasLtMatmul of kernel 'ffn1' (gemm: ffn1, ffn1_bias, act)");
+// CUDA-NEXT: }
+// CUDA-NEXT: if (lt_status != CUBLAS_STATUS_SUCCESS) {
+// CUDA-NEXT: // fallback: the GEMM without the epilogue, then the epilogue as generated kernels
+// CUDA-NEXT: // kernel 'ffn1' (gemm: ffn1, ffn1_bias, act): C[16 x 6] = 1.000000e+00 * op(A)[16 x 40] op(B), batch 1
+// CUDA: if (ctx->lt_algo_found_2 && sluice_aligned16(args->w1) && sluice_aligned16(args->x) && sluice_aligned16(args->h)) {
+// CUDA-NEXT: SLUICE_CHECK_CUBLAS(cublasLtMatmul(ctx->lt, ctx->lt_desc_2, &alpha, args->w1, ctx->lt_a_2, args->x, ctx->lt_b_2, &beta, args->h, ctx->lt_c_2, args->h, ctx->lt_c_2, &ctx->lt_algo_2,
+// CUDA-NEXT: } else {
+// CUDA: SLUICE_CHECK_CUBLAS(cublasGemmStridedBatchedEx(ctx->blas, CUBLAS_OP_T, CUBLAS_OP_N, 16, 6, 40, &alpha, args->w1, CUDA_R_32F, 40, 0LL, args->x, CUDA_R_32F, 40, 0LL, &beta, args->h, CUDA_R_32F, 16, 0LL, 1,
+// CUDA: // kernel 'ffn1' (gemm: ffn1, ffn1_bias, act) epilogue
+// CUDA-NEXT: sluice_fallback_0_ffn1_epilogue<false>)<<<1, 32, 0, stream>>>((const float *)(args->h), (const float *)(args->b1), (float *)(args->h), args->seed);
+// CUDA-NEXT: SLUICE_CHECK_LAUNCH("kernel 'ffn1' (gemm: ffn1, ffn1_bias, act) epilogue");
+// CUDA-NEXT: }
+// CUDA-NEXT: }
+// The folded BGRADB call, and its fallback: the plain GEMM into dw, then
+// the column reduction of dy into db (two stages through the workspace).
 // CUDA: // kernel 'd_w1' (gemm: d_w1, d_b1): C[40 x 16] = 1.000000e+00 * op(A)[40 x 6] op(B), batch 1
 // CUDA: const void *bias = args->db;
 // CUDA-NEXT: SLUICE_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(ctx->lt_desc_1, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias))
-// CUDA: SLUICE_CHECK_CUBLAS(cublasLtMatmul(ctx->lt, ctx->lt_desc_1, &alpha, args->x, ctx->lt_a_1, args->dy, ctx->lt_b_1, &beta, args->dw, ctx->lt_c_1, args->dw, ctx->lt_c_1, algo, ctx->workspace, ctx->workspace_bytes, stream)
-// CUDA-NOT: d_w1_bgrad
+// CUDA-NEXT: cublasStatus_t lt_status = CUBLAS_STATUS_NOT_SUPPORTED;
+// CUDA-NEXT: if (ctx->lt_algo_found_1 && sluice_aligned16(args->x) && sluice_aligned16(args->dy) && sluice_aligned16(args->dw) && sluice_aligned16(bias)) {
+// CUDA-NEXT: SLUICE_CHECK_CUBLAS_OR_UNSUPPORTED(lt_status, cublasLtMatmul(ctx->lt, ctx->lt_desc_1, &alpha, args->x, ctx->lt_a_1, args->dy, ctx->lt_b_1, &beta, args->dw, ctx->lt_c_1, args->dw, ctx->lt_c_1, &ctx->lt_algo_1, ctx->workspace, ctx->workspace_bytes, stream), "cublasLtMatmul of kernel 'd_w1' (gemm: d_w1, d_b1)");
+// CUDA-NEXT: }
+// CUDA-NEXT: if (lt_status != CUBLAS_STATUS_SUCCESS) {
+// CUDA: if (ctx->lt_algo_found_3 && sluice_aligned16(args->x) && sluice_aligned16(args->dy) && sluice_aligned16(args->dw)) {
+// CUDA: SLUICE_CHECK_CUBLAS(cublasGemmStridedBatchedEx(ctx->blas, CUBLAS_OP_N, CUBLAS_OP_T, 40, 16, 6, &alpha, args->x, CUDA_R_32F, 40, 0LL, args->dy, CUDA_R_32F, 16, 0LL, &beta, args->dw, CUDA_R_32F, 40, 0LL, 1,
+// CUDA: // kernel 'd_w1' (gemm: d_w1, d_b1) bgrad
+// CUDA-NEXT: sluice_fallback_1_d_w1_bgrad<false>)<<<dim3(1, 1), dim3(8, 32), 0, stream>>>((const float *)(args->dy), (float *)(args->db), args->seed, (float *)ctx->workspace);
+// CUDA-NEXT: SLUICE_CHECK_LAUNCH("kernel 'd_w1' (gemm: d_w1, d_b1) bgrad");
+// CUDA-NEXT: sluice_fallback_1_d_w1_bgrad_total<<<1, 32, 0, stream>>>((const float *)(args->dy), (float *)(args->db), args->seed, (float *)ctx->workspace);
+// CUDA-NEXT: SLUICE_CHECK_LAUNCH("kernel 'd_w1' (gemm: d_w1, d_b1) bgrad (column totals)");
+// CUDA-NEXT: }
+// CUDA-NEXT: }
 // CUDA-LABEL: extern "C" int sluice_num_phases(void) { return 1; }
 // CUDA: {"y", 0, 3, sluice_dims_0_6, 1},
 // CUDA: extern "C" int sluice_abi_version(void) { return SLUICE_ABI_VERSION; }

@@ -6,7 +6,7 @@
 // place on C. The bias gradient of the second GEMM is, on CUDA, cuBLASLt's
 // BGRADB epilogue (the sum of B = dy over k, through the bias pointer:
 // descriptor 1, no kernel of its own); the C++ target runs it as a
-// generated reduction after the GEMM.
+// generated reduction after the GEMM, and so does the CUDA fallback region.
 // RUN: sluice-opt %S/../Codegen/emit-kernels.mlir --sluice-lower-to-exec | FileCheck %s --check-prefixes=CHECK,CUDA
 // RUN: sluice-opt %S/../Codegen/emit-kernels.mlir '--sluice-lower-to-exec=target=cpp' | FileCheck %s --check-prefixes=CHECK,CPP
 // A training layer with bit-packed dropout masks: the mask kernels clear
@@ -31,12 +31,21 @@
 // CHECK-NEXT: sluice_exec.timer_end 0, 0
 // CHECK: sluice_exec.launch @sluice_kernel_2_transpose schedule <mode = elementwise, reduction = none, grid = 1, threads = 256,
 // CHECK: sluice_exec.timer_begin 0, 3
-// CUDA-NEXT: sluice_exec.gemm %[[W1]] * %[[X]] -> %[[H]] bias %[[B1]] {{{.*}}descriptor = 0 : i64, epilogue = #sluice_exec.epilogue<bias_gelu>, k = 40 : i64, {{.*}}lda = 40 : i64, ldb = 40 : i64, ldc = 16 : i64, m = 16 : i64, n = 6 : i64, {{.*}}trans_a = #sluice_exec.blas_op<t>, trans_b = #sluice_exec.blas_op<n>}
+// CUDA-NEXT: sluice_exec.gemm %[[W1]] * %[[X]] -> %[[H]] bias %[[B1]] {{{.*}}descriptor = 0 : i64, epilogue = #sluice_exec.epilogue<bias_gelu>, k = 40 : i64, {{.*}}lda = 40 : i64, ldb = 40 : i64, ldc = 16 : i64, m = 16 : i64, n = 6 : i64, {{.*}}trans_a = #sluice_exec.blas_op<t>, trans_b = #sluice_exec.blas_op<n>} fallback {
+// Its fallback (where cuBLASLt refuses the epilogue at run time) is what the
+// C++ target runs: the plain GEMM (a slot of its own, numbered after the
+// top-level GEMMs') and the epilogue kernel in place on C.
+// CUDA-NEXT: sluice_exec.gemm %[[W1]] * %[[X]] -> %[[H]] {{{.*}}descriptor = 2 : i64, epilogue = #sluice_exec.epilogue<none>, k = 40 : i64, {{.*}}lda = 40 : i64, ldb = 40 : i64, ldc = 16 : i64, m = 16 : i64, n = 6 : i64, {{.*}}trans_a = #sluice_exec.blas_op<t>, trans_b = #sluice_exec.blas_op<n>}
+// CUDA-NEXT: sluice_exec.launch @sluice_fallback_0_ffn1_epilogue schedule <{{.*}}> (%[[H]], %[[B1]]) -> (%[[H]])
+// CUDA-NEXT: {{^ *}}}{{$}}
 // CUDA-NEXT: sluice_exec.timer_end 0, 3
 // CPP-NEXT: sluice_exec.gemm %[[W1]] * %[[X]] -> %[[H]] {{{.*}}epilogue = #sluice_exec.epilogue<none>, k = 40 : i64,
 // CPP-NEXT: sluice_exec.launch @sluice_kernel_3_ffn1_epilogue schedule <{{.*}}> (%[[H]], %[[B1]]) -> (%[[H]])
 // CPP-NEXT: sluice_exec.timer_end 0, 3
-// CUDA: sluice_exec.gemm {{.*}} bias %{{[0-9]+}} {{{.*}}descriptor = 1 : i64, epilogue = #sluice_exec.epilogue<bgradb>, k = 6 : i64, label = "kernel 'd_w1' (gemm: d_w1, d_b1)", lda = 40 : i64, ldb = 16 : i64, ldc = 40 : i64, m = 40 : i64, n = 16 : i64, {{.*}}trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<t>}
+// CUDA: sluice_exec.gemm %[[DA:[0-9]+]] * %[[DB:[0-9]+]] -> %[[DW:[0-9]+]] bias %[[DBIAS:[0-9]+]] {{{.*}}descriptor = 1 : i64, epilogue = #sluice_exec.epilogue<bgradb>, k = 6 : i64, label = "kernel 'd_w1' (gemm: d_w1, d_b1)", lda = 40 : i64, ldb = 16 : i64, ldc = 40 : i64, m = 40 : i64, n = 16 : i64, {{.*}}trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<t>} fallback {
+// CUDA-NEXT: sluice_exec.gemm %[[DA]] * %[[DB]] -> %[[DW]] {{{.*}}descriptor = 3 : i64, epilogue = #sluice_exec.epilogue<none>, k = 6 : i64,
+// CUDA-NEXT: sluice_exec.launch @sluice_fallback_1_d_w1_bgrad schedule <mode = column_block, {{.*}}> (%[[DB]]) -> (%[[DBIAS]]) {{{.*}}label = "kernel 'd_w1' (gemm: d_w1, d_b1) bgrad"
+// CUDA-NEXT: {{^ *}}}{{$}}
 // CPP: sluice_exec.gemm {{.*}}epilogue = #sluice_exec.epilogue<none>, k = 6 : i64, label = "kernel 'd_w1' (gemm: d_w1, d_b1)", lda = 40 : i64, ldb = 16 : i64, ldc = 40 : i64, m = 40 : i64, n = 16 : i64, {{.*}}trans_a = #sluice_exec.blas_op<n>, trans_b = #sluice_exec.blas_op<t>}
 // CPP-NEXT: sluice_exec.launch @sluice_kernel_4_d_w1_bgrad schedule <mode = row_block, reduction = warp, grid = 16, threads = 32,
 // CHECK-NEXT: sluice_exec.timer_end 0, 4

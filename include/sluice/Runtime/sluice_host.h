@@ -18,6 +18,8 @@
 #include <stdint.h>
 
 #if defined(SLUICE_RUNTIME_CUDA)
+#include <stdlib.h>
+
 /* A CUDA runtime call that must return cudaSuccess. */
 #define SLUICE_CHECK_CUDA(call, what)                                          \
   do {                                                                         \
@@ -41,6 +43,13 @@
 static inline int sluice_aligned16(const void *p) {
   return ((uintptr_t)p & 15u) == 0;
 }
+/* True when the environment variable `name` is set to something other than
+ * "" or "0". Create reads SLUICE_LT_NO_EPILOGUE with it: set, every GEMM
+ * with a library epilogue takes its fallback (docs/GPU.md). */
+static inline int sluice_env_flag(const char *name) {
+  const char *value = getenv(name);
+  return value && value[0] && !(value[0] == '0' && !value[1]);
+}
 /* A cuBLAS / cuBLASLt call that must return CUBLAS_STATUS_SUCCESS. */
 #define SLUICE_CHECK_CUBLAS(call, what)                                        \
   do {                                                                         \
@@ -48,6 +57,17 @@ static inline int sluice_aligned16(const void *p) {
     if (s_ != CUBLAS_STATUS_SUCCESS)                                           \
       return sluice_fail(ctx, SLUICE_ERROR_CUBLAS, "%s: %s: %s", phase, what,  \
                          cublasGetStatusString(s_));                           \
+  } while (0)
+/* A cuBLASLt call with a library epilogue that has a fallback: its status
+ * goes to `status`; CUBLAS_STATUS_NOT_SUPPORTED is left for the caller (it
+ * runs the fallback), any other failure fails as SLUICE_CHECK_CUBLAS. */
+#define SLUICE_CHECK_CUBLAS_OR_UNSUPPORTED(status, call, what)                 \
+  do {                                                                         \
+    status = (call);                                                           \
+    if (status != CUBLAS_STATUS_SUCCESS &&                                     \
+        status != CUBLAS_STATUS_NOT_SUPPORTED)                                 \
+      return sluice_fail(ctx, SLUICE_ERROR_CUBLAS, "%s: %s: %s", phase, what,  \
+                         cublasGetStatusString(status));                       \
   } while (0)
 #endif
 

@@ -131,10 +131,11 @@ LogicalResult ModuleEmitter::printEntry(exec::EntryOp entry,
 
 Value ModuleEmitter::local(Value pointer) {
   Block *block = execBuilder.getInsertionBlock();
-  if (pointer.getParentBlock() == block)
+  if (pointer.getParentRegion()->isAncestor(block->getParent()))
     return pointer;
-  // A pointer op of the other phase (a saved tensor): entries are isolated,
-  // so the phase gets its own copy of the op.
+  // A pointer op of the other phase (a saved tensor), or one made in a
+  // GEMM's fallback region: entries are isolated and the region's values
+  // are not visible after it, so the block gets its own copy of the op.
   return execBuilder.clone(*pointer.getDefiningOp())->getResult(0);
 }
 
@@ -371,15 +372,18 @@ Value ModuleEmitter::biasGradientEpilogue(
 
 /// Runs the ops `ops` of gemm kernel `kernel` that the BLAS did not fold
 /// (`what`: "epilogue" or "bgrad") as a generated kernel storing `outputs`
-/// at `outputPointers`; the product is read at `cPointer`.
-LogicalResult
-ModuleEmitter::lowerLeftover(KernelOp kernel, StringRef what,
-                             ArrayRef<Operation *> ops, ArrayRef<Value> outputs,
-                             ArrayRef<Value> outputPointers, Value cPointer,
-                             function_ref<Value(Value)> outerValue) {
+/// at `outputPointers`; the product is read at `cPointer`. A `fallback`
+/// kernel (of a folded call's fallback region) is numbered apart
+/// (sluice_fallback_<n>_...), so the other kernels keep their names.
+LogicalResult ModuleEmitter::lowerLeftover(
+    KernelOp kernel, StringRef what, ArrayRef<Operation *> ops,
+    ArrayRef<Value> outputs, ArrayRef<Value> outputPointers, Value cPointer,
+    function_ref<Value(Value)> outerValue, bool fallback) {
   if (ops.empty())
     return success();
-  std::string fn = "sluice_kernel_" + std::to_string(kernelCount++);
+  std::string fn = fallback
+                       ? "sluice_fallback_" + std::to_string(fallbackCount++)
+                       : "sluice_kernel_" + std::to_string(kernelCount++);
   if (auto label = kernel->getAttrOfType<StringAttr>("sluice.name"))
     fn += "_" + identifier(label.getValue());
   fn += "_" + what.str();
@@ -505,14 +509,13 @@ LogicalResult ModuleEmitter::lowerGemm(KernelOp kernel) {
 
   // Split the other ops: those that read C (the epilogue) and those that
   // do not (bias gradients of A or B).
-  SmallVector<Operation *> epilogue, independent;
-  splitGemmKernel(kernel, outerValue, epilogue, independent);
-  llvm::SmallPtrSet<Operation *, 8> epilogueOps(epilogue.begin(),
-                                                epilogue.end());
+  GemmParts parts;
+  parts.a = *aAddress;
+  parts.b = *bAddress;
+  splitGemmKernel(kernel, outerValue, parts.epilogue, parts.independent);
+  llvm::SmallPtrSet<Operation *, 8> epilogueOps(parts.epilogue.begin(),
+                                                parts.epilogue.end());
   ValueRange yielded = kernel.getYield().getOperands();
-  SmallVector<Value> epilogueOutputs, independentOutputs;
-  SmallVector<Value> epilogueOutputAddresses, independentOutputAddresses;
-  Value cAddress;
   for (auto [index, value] : llvm::enumerate(yielded)) {
     if (kernel.isPacked(index))
       return kernel.emitOpError()
@@ -523,24 +526,52 @@ LogicalResult ModuleEmitter::lowerGemm(KernelOp kernel) {
     if (failed(address))
       return failure();
     if (value == contract.getResult()) {
-      if (!cAddress)
-        cAddress = *address;
+      if (!parts.yieldedC)
+        parts.yieldedC = *address;
       else
         return kernel.emitOpError()
                << "yields its contraction twice; not supported";
       continue;
     }
     bool inEpilogue = epilogueOps.contains(value.getDefiningOp());
-    (inEpilogue ? epilogueOutputs : independentOutputs).push_back(value);
-    (inEpilogue ? epilogueOutputAddresses : independentOutputAddresses)
+    (inEpilogue ? parts.epilogueOutputs : parts.independentOutputs)
+        .push_back(value);
+    (inEpilogue ? parts.epilogueAddresses : parts.independentAddresses)
         .push_back(*address);
   }
+  return lowerGemmCall(kernel, g, std::move(parts), outerValue,
+                       /*fold=*/isCuda(), /*knownBeta=*/std::nullopt);
+}
+
+/// The GEMM call of a gemm kernel and the generated kernels for what the
+/// library does not fold. With `fold` (CUDA), cuBLASLt folds what it can;
+/// a folded call then gets a fallback region holding this lowering without
+/// `fold` (the plain GEMM and the kernels of the C++ target), which the
+/// CUDA printer runs where cuBLASLt refuses the epilogue at run time.
+/// `knownBeta` is the beta of the folded call whose fallback this is: its
+/// accumulator, if any, was copied into C before that call.
+LogicalResult
+ModuleEmitter::lowerGemmCall(KernelOp kernel, const GemmMapping &g,
+                             GemmParts parts,
+                             function_ref<Value(Value)> outerValue, bool fold,
+                             std::optional<double> knownBeta) {
+  std::string description = describeKernel(kernel);
+  ContractOp contract = kernel.getContraction();
+  // The fallback lowers the kernel as it was split.
+  GemmParts unfolded = parts;
+  SmallVector<Operation *> &epilogue = parts.epilogue;
+  SmallVector<Operation *> &independent = parts.independent;
+  ArrayRef<Value> epilogueOutputs = parts.epilogueOutputs;
+  ArrayRef<Value> independentOutputs = parts.independentOutputs;
+  ArrayRef<Value> epilogueOutputAddresses = parts.epilogueAddresses;
+  ArrayRef<Value> independentOutputAddresses = parts.independentAddresses;
+  Value cAddress = parts.yieldedC;
   NamedTensorType cType = contract.getResult().getType();
   // cuBLASLt's GELU_AUX_BIAS and DGELU(_BGRAD) take an aux matrix in C's
   // layout.
   exec::BlasEpilogue ltEpilogue = exec::BlasEpilogue::none;
   Value biasAddress, auxAddress;
-  if (!cAddress && isCuda() && independent.empty() &&
+  if (!cAddress && fold && independent.empty() &&
       usesAux(kernel.getEpilogue())) {
     FailureOr<Value> c = auxEpilogue(kernel, g, epilogue, epilogueOutputs,
                                      epilogueOutputAddresses, outerValue,
@@ -565,20 +596,22 @@ LogicalResult ModuleEmitter::lowerGemm(KernelOp kernel) {
   }
 
   FailureOr<double> beta =
-      prepareAccumulator(kernel, description, inPlace, cAddress, cType);
+      knownBeta
+          ? *knownBeta
+          : prepareAccumulator(kernel, description, inPlace, cAddress, cType);
   if (failed(beta))
     return failure();
   if (*beta != 0.0)
     epilogue.clear();
 
   // cuBLASLt's BGRADA / BGRADB write a bias gradient that reads no C.
-  if (epilogue.empty() && ltEpilogue == exec::BlasEpilogue::none)
+  if (fold && epilogue.empty() && ltEpilogue == exec::BlasEpilogue::none)
     biasAddress =
         biasGradientEpilogue(kernel, g, independent, independentOutputs,
                              independentOutputAddresses, ltEpilogue);
   // cuBLASLt folds bias / relu / gelu when C is the epilogue's output and
   // the bias is one packed vector over the GEMM's rows.
-  if (isCuda() && inPlace && independent.empty() && *beta == 0.0 &&
+  if (fold && inPlace && independent.empty() && *beta == 0.0 &&
       !usesAux(kernel.getEpilogue()) &&
       ltEpilogue == exec::BlasEpilogue::none) {
     FailureOr<std::pair<exec::BlasEpilogue, Value>> folded =
@@ -595,25 +628,33 @@ LogicalResult ModuleEmitter::lowerGemm(KernelOp kernel) {
   auto elementOf = [](Value value) {
     return llvm::cast<NamedTensorType>(value.getType()).getElementType();
   };
-  exec::GemmOp::create(execBuilder, contract.getLoc(), *aAddress, *bAddress,
-                       cAddress, biasAddress, auxAddress, description,
-                       blasOp(g.transA), blasOp(g.transB), g.m, g.n, g.k, g.lda,
-                       g.ldb, g.ldc, g.batchCount, g.strideA, g.strideB,
-                       g.strideC, llvm::APFloat(g.alpha), llvm::APFloat(*beta),
-                       elementOf(g.a), elementOf(g.b), cType.getElementType(),
-                       exec::ComputeType::f32, ltEpilogue,
-                       /*descriptor=*/IntegerAttr());
-  // cuBLASLt ran the whole epilogue.
-  if (ltEpilogue != exec::BlasEpilogue::none)
-    return success();
+  auto gemm = exec::GemmOp::create(
+      execBuilder, contract.getLoc(), parts.a, parts.b, cAddress, biasAddress,
+      auxAddress, description, blasOp(g.transA), blasOp(g.transB), g.m, g.n,
+      g.k, g.lda, g.ldb, g.ldc, g.batchCount, g.strideA, g.strideB, g.strideC,
+      llvm::APFloat(g.alpha), llvm::APFloat(*beta), elementOf(g.a),
+      elementOf(g.b), cType.getElementType(), exec::ComputeType::f32,
+      ltEpilogue,
+      /*descriptor=*/IntegerAttr());
+  // cuBLASLt runs the whole epilogue; where it refuses it at run time, the
+  // fallback runs what the C++ target runs: the GEMM, then the epilogue as
+  // generated kernels (the same work, with more bytes moved).
+  if (ltEpilogue != exec::BlasEpilogue::none) {
+    OpBuilder::InsertionGuard guard(execBuilder);
+    execBuilder.setInsertionPointToStart(&gemm.getFallback().emplaceBlock());
+    return lowerGemmCall(kernel, g, std::move(unfolded), outerValue,
+                         /*fold=*/false, *beta);
+  }
 
   // What the library did not fold runs through the shared core.
+  bool fallback = knownBeta.has_value();
   return success(
       succeeded(lowerLeftover(kernel, "epilogue", epilogue, epilogueOutputs,
-                              epilogueOutputAddresses, cAddress, outerValue)) &&
+                              epilogueOutputAddresses, cAddress, outerValue,
+                              fallback)) &&
       succeeded(lowerLeftover(kernel, "bgrad", independent, independentOutputs,
-                              independentOutputAddresses, cAddress,
-                              outerValue)));
+                              independentOutputAddresses, cAddress, outerValue,
+                              fallback)));
 }
 
 LogicalResult ModuleEmitter::lowerPhase(GraphOp graph, bool isBackward) {

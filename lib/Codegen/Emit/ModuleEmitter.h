@@ -80,11 +80,26 @@ private:
   /// The tiles of a streaming kernel on this target.
   FailureOr<exec::StreamTilesAttr> streamTiles(KernelOp kernel, Type element,
                                                int64_t headDim);
+  /// A gemm kernel split for its call: the operands, the ops that read the
+  /// product (`epilogue`) and those that do not (`independent`: bias
+  /// gradients of A or B), with their outputs and those outputs' addresses,
+  /// and where the kernel yields the product itself (null if it does not).
+  struct GemmParts {
+    Value a, b, yieldedC;
+    SmallVector<Operation *> epilogue, independent;
+    SmallVector<Value> epilogueOutputs, independentOutputs;
+    SmallVector<Value> epilogueAddresses, independentAddresses;
+  };
+  LogicalResult lowerGemmCall(KernelOp kernel, const GemmMapping &g,
+                              GemmParts parts,
+                              function_ref<Value(Value)> outerValue, bool fold,
+                              std::optional<double> knownBeta);
   LogicalResult lowerLeftover(KernelOp kernel, StringRef what,
                               ArrayRef<Operation *> ops,
                               ArrayRef<Value> outputs,
                               ArrayRef<Value> outputPointers, Value cPointer,
-                              function_ref<Value(Value)> outerValue);
+                              function_ref<Value(Value)> outerValue,
+                              bool fallback);
   FailureOr<std::pair<exec::BlasEpilogue, Value>>
   foldedEpilogue(KernelOp kernel, const GemmMapping &g,
                  ArrayRef<Operation *> epilogue,
@@ -164,6 +179,8 @@ private:
   std::string kernelText;
   llvm::raw_string_ostream kernels{kernelText};
   unsigned kernelCount = 0;
+  /// The generated kernels of GEMM fallback regions (numbered apart).
+  unsigned fallbackCount = 0;
   /// Per phase, the description of every top-level kernel in launch order
   /// (the rows of sluice_profile).
   std::vector<std::string> profiledKernels[2];

@@ -4,7 +4,8 @@
 // of upstream TranslateToCpp.cpp). A GEMM prints as a cuBLASLt matmul
 // whose descriptors and algorithm the context holds (created and chosen once
 // in create), with cublasGemmStridedBatchedEx as the fallback of a GEMM
-// without an epilogue.
+// without an epilogue and the GEMM's fallback region (the plain GEMM and
+// generated kernels) as the fallback of one with an epilogue.
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,8 +86,10 @@ void printLtLayout(raw_indented_ostream &os, exec::GemmOp op, StringRef var,
 /// cuBLASLt's heuristic under a preference (the context's workspace, 16-byte
 /// aligned A/B/C/D, no reduction in the output type: split-K partial sums
 /// stay in f32) and cached in the context. None found leaves lt_algo_found
-/// 0 and the call passes NULL (a heuristic per call), as it does when a
-/// pointer is not 16-byte aligned.
+/// 0, and the call takes its fallback (cuBLAS, or the fallback region of an
+/// epilogue), as it does when a pointer is not 16-byte aligned. The
+/// environment variable SLUICE_LT_NO_EPILOGUE=1 clears lt_algo_found of
+/// every epilogue with a fallback region, so that a GPU run can check it.
 void printLtAlgorithm(raw_indented_ostream &os, exec::GemmOp op,
                       const std::string &s) {
   os << "{\n";
@@ -121,6 +124,11 @@ void printLtAlgorithm(raw_indented_ostream &os, exec::GemmOp op,
         "result.workspaceSize <= workspace;\n"
      << "if (ctx->lt_algo_found_" << s << ") ctx->lt_algo_" << s
      << " = result.algo;\n";
+  // To run the fallback of an epilogue on a GPU where cuBLASLt takes it.
+  if (!op.getFallback().empty())
+    os << "if (sluice_env_flag(\"SLUICE_LT_NO_EPILOGUE\")) "
+          "ctx->lt_algo_found_"
+       << s << " = 0;\n";
   os.unindent() << "}\n";
 }
 
@@ -201,23 +209,70 @@ void printGemmEx(raw_indented_ostream &os, exec::GemmOp op, StringRef a,
 
 /// The cuBLASLt call of a GEMM with descriptor slot `s` (D is C, in place)
 /// under the algorithm `algo` (an expression: a pointer or NULL).
+std::string ltMatmulCall(const std::string &s, StringRef a, StringRef b,
+                         StringRef c, StringRef algo) {
+  return ("cublasLtMatmul(ctx->lt, ctx->lt_desc_" + s + ", &alpha, " + a +
+          ", ctx->lt_a_" + s + ", " + b + ", ctx->lt_b_" + s + ", &beta, " + c +
+          ", ctx->lt_c_" + s + ", " + c + ", ctx->lt_c_" + s + ", " + algo +
+          ", ctx->workspace, ctx->workspace_bytes, stream)")
+      .str();
+}
+
+/// The checked cuBLASLt call of a GEMM (ltMatmulCall).
 void printLtMatmul(raw_indented_ostream &os, exec::GemmOp op,
                    const std::string &s, StringRef a, StringRef b, StringRef c,
                    StringRef algo) {
-  os << "SLUICE_CHECK_CUBLAS(cublasLtMatmul(ctx->lt, ctx->lt_desc_" << s
-     << ", &alpha, " << a << ", ctx->lt_a_" << s << ", " << b << ", ctx->lt_b_"
-     << s << ", &beta, " << c << ", ctx->lt_c_" << s << ", " << c
-     << ", ctx->lt_c_" << s << ", " << algo
-     << ", ctx->workspace, ctx->workspace_bytes, stream), "
+  os << "SLUICE_CHECK_CUBLAS(" << ltMatmulCall(s, a, b, c, algo) << ", "
      << "\"cublasLtMatmul of " << op.getLabel() << "\");\n";
+}
+
+/// A GEMM whose epilogue has a fallback region: the folded cuBLASLt call
+/// under the algorithm create chose, where it found one (and
+/// SLUICE_LT_NO_EPILOGUE was not set) and every pointer is 16-byte aligned;
+/// the fallback (the plain GEMM, then the generated kernels of the
+/// epilogue) otherwise. With beta 0 the fallback also runs when that call
+/// reports CUBLAS_STATUS_NOT_SUPPORTED. That retry is sound: cuBLASLt
+/// refuses a call in its host-side checks, before it enqueues any work, and
+/// even if a refused call had written part of D, the aux matrix or the bias
+/// gradient, the fallback rewrites every one of them in full from A, B, the
+/// bias and the aux input, which the memory plan never places where an
+/// output of the same kernel lives (lifetimes overlap at the kernel's step)
+/// and beta 0 never reads C. With beta 1, C holds the accumulator, which a
+/// partial write would have spoiled: there a refusal stays an error.
+LogicalResult printFoldedOrFallback(HostEmitter &emitter, exec::GemmOp op,
+                                    const std::string &s, StringRef a,
+                                    StringRef b, StringRef c,
+                                    StringRef cached) {
+  raw_indented_ostream &os = emitter.body();
+  std::string what = ("\"cublasLtMatmul of " + op.getLabel() + "\"").str();
+  os << "cublasStatus_t lt_status = CUBLAS_STATUS_NOT_SUPPORTED;\n"
+     << "if (" << cached << ") {\n";
+  std::string call = ltMatmulCall(s, a, b, c, "&ctx->lt_algo_" + s);
+  if (op.getBeta().convertToDouble() == 0.0)
+    os.indent() << "SLUICE_CHECK_CUBLAS_OR_UNSUPPORTED(lt_status, " << call
+                << ", " << what << ");\n";
+  else
+    os.indent() << "SLUICE_CHECK_CUBLAS(" << call << ", " << what << ");\n"
+                << "lt_status = CUBLAS_STATUS_SUCCESS;\n";
+  os.unindent() << "}\n"
+                << "if (lt_status != CUBLAS_STATUS_SUCCESS) {\n";
+  os.indent() << "// fallback: the GEMM without the epilogue, then the "
+                 "epilogue as generated kernels\n";
+  for (Operation &nested : op.getFallback().front())
+    if (failed(printCudaOperation(emitter, &nested)))
+      return failure();
+  os.unindent() << "}\n";
+  return success();
 }
 
 /// A GEMM with a descriptor slot runs on cuBLASLt under the algorithm create
 /// chose. Without an epilogue, cuBLAS is the fallback where that algorithm
 /// does not apply (none found, or a pointer not 16-byte aligned); with one,
-/// only cuBLASLt can fold it, so the call passes NULL there (cuBLASLt's
-/// heuristic per call). A GEMM without a slot (hand-written IR that did not
-/// go through --sluice-legalize-for-emission) runs on cuBLAS.
+/// the fallback region runs there (printFoldedOrFallback). An epilogue GEMM
+/// without a fallback region (hand-written IR; the lowering gives every one
+/// a fallback) passes NULL there (cuBLASLt's heuristic per call). A GEMM
+/// without a slot (hand-written IR that did not go through
+/// --sluice-legalize-for-emission) runs on cuBLAS.
 LogicalResult printOperation(HostEmitter &emitter, exec::GemmOp op) {
   FailureOr<std::string> a = HostEmitter::pointer(op.getA());
   FailureOr<std::string> b = HostEmitter::pointer(op.getB());
@@ -260,11 +315,16 @@ LogicalResult printOperation(HostEmitter &emitter, exec::GemmOp op) {
       failed(setPointer(op.getAux(), "void", "aux", "EPILOGUE_AUX_POINTER")))
     return failure();
   // The cached algorithm assumed 16-byte aligned matrices.
-  std::string cached = "ctx->lt_algo_found_" + s + " && sluice_aligned16(" +
-                       *a + ") && sluice_aligned16(" + *b +
-                       ") && sluice_aligned16(" + *c + ")" +
-                       (op.getAux() ? " && sluice_aligned16(aux)" : "");
-  if (epilogue) {
+  bool fallback = !op.getFallback().empty();
+  std::string cached =
+      "ctx->lt_algo_found_" + s + " && sluice_aligned16(" + *a +
+      ") && sluice_aligned16(" + *b + ") && sluice_aligned16(" + *c + ")" +
+      (op.getAux() ? " && sluice_aligned16(aux)" : "") +
+      (fallback && op.getBias() ? " && sluice_aligned16(bias)" : "");
+  if (fallback) {
+    if (failed(printFoldedOrFallback(emitter, op, s, *a, *b, *c, cached)))
+      return failure();
+  } else if (epilogue) {
     os << "const cublasLtMatmulAlgo_t *algo = " << cached << " ? &ctx->lt_algo_"
        << s << " : NULL;\n";
     printLtMatmul(os, op, s, *a, *b, *c, "algo");

@@ -4,6 +4,10 @@
 // a plain strided-batched GEMM into the scratch buffer that has no
 // descriptor slot (hand-written, not legalized: --sluice-legalize-for-emission
 // gives every GEMM one, test/Target/legalize-for-emission.mlir), so cuBLAS.
+// The folded GEMM has no fallback region (hand-written: the lowering gives
+// every folded epilogue one, test/Codegen/gemm-epilogue-fallback.test), so
+// where the cached algorithm does not apply it passes NULL (cuBLASLt's
+// heuristic per call) and a refusal is an error.
 // RUN: sluice-translate --sluice-to-cuda %s | FileCheck %s
 
 // CHECK-LABEL: /* context fields */
