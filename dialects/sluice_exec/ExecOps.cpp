@@ -171,13 +171,6 @@ LogicalResult GemmOp::verify() {
   return verifyFallback();
 }
 
-GemmOp GemmOp::getFallbackGemm() {
-  if (getFallback().empty())
-    return GemmOp();
-  auto gemms = getFallback().front().getOps<GemmOp>();
-  return gemms.empty() ? GemmOp() : *gemms.begin();
-}
-
 /// The fallback region: pointer ops, one plain GEMM with this GEMM's BLAS
 /// parameters, then the launches that do what the epilogue did.
 LogicalResult GemmOp::verifyFallback() {

@@ -154,8 +154,6 @@ def Exec_GemmOp : Exec_Op<"gemm", [AttrSizedOperandSegments, NoTerminator,
   let extraClassDeclaration = [{
     /// True when the epilogue reads the bias vector.
     bool hasBiasEpilogue();
-    /// The plain GEMM of the fallback region, or null without one.
-    GemmOp getFallbackGemm();
     /// The verifier's rules for the fallback region.
     LogicalResult verifyFallback();
   }];
