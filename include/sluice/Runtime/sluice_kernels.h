@@ -369,6 +369,25 @@ static inline SLUICE_HD void sluice_store_bit(uint32_t *words, int64_t e,
 #endif
 }
 
+#if !defined(__CUDACC__)
+/// Host: the bits of `count` consecutive elements from `e`, staged one
+/// float per element (`x`, non-zero = set), stored as whole words. `e` and
+/// `count` are multiples of 32 (the emitter checks: a vector group that
+/// starts a word and fills whole words), so no other group writes these
+/// words and plain stores replace sluice_store_bit's atomic per set bit
+/// (BERT-base's activation-dropout mask kernel under --mask-policy=bitpack:
+/// 7.1 ms with the atomics; docs/Codegen.md, "Bit-packed masks").
+static inline void sluice_store_bits(uint32_t *words, int64_t e, const float *x,
+                                     int count) {
+  for (int w = 0; w < count / 32; ++w) {
+    uint32_t word = 0;
+    for (int k = 0; k < 32; ++k)
+      word |= (x[32 * w + k] != 0.0f ? 1u : 0u) << k;
+    words[(e >> 5) + w] = word;
+  }
+}
+#endif
+
 //===----------------------------------------------------------------------===//
 // V contiguous elements at once
 //===----------------------------------------------------------------------===//

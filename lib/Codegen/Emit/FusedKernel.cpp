@@ -264,6 +264,18 @@ LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
     return !packed && width > 1 && type.getRank() > 0 &&
            type.getDimNames().back().getValue() == innermost;
   };
+  // A packed output the C++ group stores as whole words (staged one float
+  // per point, then sluice_store_bits): the group runs along the tensor's
+  // innermost dim and starts a word (its width and that dim's extent are
+  // multiples of 32), so no other group shares its words and no atomic is
+  // needed. Else sluice_store_bit per point (atomic or).
+  auto storesWholeWords = [&](Value value) {
+    auto type = llvm::cast<NamedTensorType>(value.getType());
+    return !isCuda() && !isColumnTile() && width % 32 == 0 &&
+           type.getRank() > 0 &&
+           type.getDimNames().back().getValue() == innermost &&
+           type.getSizes().back() % 32 == 0;
+  };
   auto isFullAtStage = [&](Operation *op) {
     return opStage.lookup(op) == stage && domainOf(op, s) == OpDomain::Full;
   };
@@ -302,11 +314,14 @@ LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
        << "));\n";
     vectorLoaded.insert(input);
   }
-  for (unsigned index : fullOutputs)
+  for (unsigned index : fullOutputs) {
     if (contiguous(group.outputs[index], group.outputPacked[index])) {
       noteWideAccess(group.outputs[index], "out" + std::to_string(index));
       os << indent << "float st" << index << "[" << width << "];\n";
     }
+    if (group.outputPacked[index] && storesWholeWords(group.outputs[index]))
+      os << indent << "float sb" << index << "[" << width << "];\n";
+  }
 
   emitFourWideDraws(stage, indent);
   if (isCuda())
@@ -341,7 +356,9 @@ LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
   }
   for (unsigned index : fullOutputs) {
     Value output = group.outputs[index];
-    if (group.outputPacked[index])
+    if (group.outputPacked[index] && storesWholeWords(output))
+      os << inner << "sb" << index << "[v] = " << use(output, true) << ";\n";
+    else if (group.outputPacked[index])
       os << inner << "sluice_store_bit(out" << index << ", "
          << offsetIn(llvm::cast<NamedTensorType>(output.getType()), true)
          << ", " << use(output, true) << ");\n";
@@ -353,6 +370,13 @@ LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
          << "], " << use(output, true) << ");\n";
   }
   os << indent << "}\n";
+  for (unsigned index : fullOutputs)
+    if (group.outputPacked[index] && storesWholeWords(group.outputs[index]))
+      os << indent << "sluice_store_bits(out" << index << ", "
+         << offsetIn(
+                llvm::cast<NamedTensorType>(group.outputs[index].getType()),
+                false)
+         << ", sb" << index << ", " << width << ");\n";
   for (unsigned index : fullOutputs)
     if (contiguous(group.outputs[index], group.outputPacked[index]))
       os << indent << "sluice_store_vec<" << vectorArguments() << ">(out"
