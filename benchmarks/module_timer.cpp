@@ -118,7 +118,7 @@ uint16_t toBFloat(float f) {
 /// How module inputs are filled (--init).
 enum class Init {
   /// As a framework initializes a layer (torch_layer_timer.py's PyTorch
-  /// layer), by the input's role (inputRole): weights U(-1/sqrt(in),
+  /// layer), by the input's role (fanInDraw): weights U(-1/sqrt(in),
   /// 1/sqrt(in)) as torch.nn.Linear's default, `in` the size of the dims
   /// the weight contracts with its activation; biases and layer-norm
   /// parameters U(-0.05, 0.05) (scales 1 + that); activations and gradients
@@ -156,13 +156,17 @@ struct Draw {
 ///   weights, as the timer once did, drew the rank-3 attention weights as
 ///   activations: scores in the tens, softmax probabilities below 2^-126,
 ///   and subnormal arithmetic timed instead of the layer (docs/Compile.md).
+bool isScale(const TensorInfo &info) {
+  return std::strstr(info.name, "scale") != nullptr;
+}
+
 Draw fanInDraw(const TensorInfo &info, const TensorInfo &first) {
   bool activation = info.rank >= 3 && first.rank >= 3 &&
                     info.dims[0] == first.dims[0] &&
                     info.dims[1] == first.dims[1];
   if (activation || std::strcmp(info.name, first.name) == 0)
     return {Draw::Normal, 0.5f, 0.0f, "activation"};
-  if (std::strstr(info.name, "scale"))
+  if (isScale(info))
     return {Draw::Uniform, 0.05f, 1.0f, "scale"};
   if (info.rank <= 1 || info.name[0] == 'b')
     return {Draw::Uniform, 0.05f, 0.0f, "bias"};
@@ -180,8 +184,7 @@ Draw fanInDraw(const TensorInfo &info, const TensorInfo &first) {
 Draw drawFor(const TensorInfo &info, const TensorInfo &first, Init init) {
   if (init == Init::FanIn)
     return fanInDraw(info, first);
-  bool scale = std::strstr(info.name, "scale") != nullptr;
-  return {Draw::Uniform, 0.5f, scale ? 1.0f : 0.0f, "any"};
+  return {Draw::Uniform, 0.5f, isScale(info) ? 1.0f : 0.0f, "any"};
 }
 
 /// Host bytes of `count` values in `dtype` (0 f32, 1 f16, 2 bf16) drawn
@@ -400,6 +403,11 @@ int main(int argc, char **argv) {
   resolve(handle, m.run, "sluice_run", true);
   resolve(handle, m.profile, "sluice_profile", false);
 
+  // x [batch, seq, width], what fanInDraw tells the other inputs' roles by.
+  const TensorInfo *first = m.numTensors(0) > 0 ? m.tensor(0, 0) : nullptr;
+  if (!first || !first->name)
+    die("the module's forward has no described first input");
+
   // --show-init: how each input would be drawn, one line each, and no run.
   if (showInit) {
     std::map<std::string, bool> shown;
@@ -409,7 +417,7 @@ int main(int argc, char **argv) {
         if (!info || !info->name || info->is_output || shown[info->name])
           continue;
         shown[info->name] = true;
-        Draw draw = drawFor(*info, *m.tensor(0, 0), init);
+        Draw draw = drawFor(*info, *first, init);
         const char *offset = draw.offset != 0.0f ? "1 + " : "";
         if (draw.kind == Draw::Normal)
           std::printf("%s: %s, %sN(0, %.6g^2)\n", info->name, draw.role.c_str(),
@@ -436,7 +444,6 @@ int main(int argc, char **argv) {
       if (!info || !info->name)
         die("tensor " + std::to_string(index) + " of phase " +
             std::to_string(phase) + " has no description");
-      const TensorInfo *first = m.tensor(0, 0);
       auto it = buffers.find(info->name);
       if (it == buffers.end()) {
         int64_t count = 1;

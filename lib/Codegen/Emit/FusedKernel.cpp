@@ -269,10 +269,10 @@ LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
   // innermost dim and starts a word (its width and that dim's extent are
   // multiples of 32), so no other group shares its words and no atomic is
   // needed. Else sluice_store_bit per point (atomic or).
-  auto storesWholeWords = [&](Value value) {
-    auto type = llvm::cast<NamedTensorType>(value.getType());
-    return !isCuda() && !isColumnTile() && width % 32 == 0 &&
-           type.getRank() > 0 &&
+  auto storesWholeWords = [&](unsigned index) {
+    auto type = llvm::cast<NamedTensorType>(group.outputs[index].getType());
+    return group.outputPacked[index] && !isCuda() && !isColumnTile() &&
+           width % 32 == 0 && type.getRank() > 0 &&
            type.getDimNames().back().getValue() == innermost &&
            type.getSizes().back() % 32 == 0;
   };
@@ -314,13 +314,17 @@ LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
        << "));\n";
     vectorLoaded.insert(input);
   }
+  // The outputs staged for sluice_store_bits, in output order.
+  SmallVector<unsigned> wordStaged;
   for (unsigned index : fullOutputs) {
     if (contiguous(group.outputs[index], group.outputPacked[index])) {
       noteWideAccess(group.outputs[index], "out" + std::to_string(index));
       os << indent << "float st" << index << "[" << width << "];\n";
     }
-    if (group.outputPacked[index] && storesWholeWords(group.outputs[index]))
+    if (storesWholeWords(index)) {
+      wordStaged.push_back(index);
       os << indent << "float sb" << index << "[" << width << "];\n";
+    }
   }
 
   emitFourWideDraws(stage, indent);
@@ -356,7 +360,7 @@ LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
   }
   for (unsigned index : fullOutputs) {
     Value output = group.outputs[index];
-    if (group.outputPacked[index] && storesWholeWords(output))
+    if (llvm::is_contained(wordStaged, index))
       os << inner << "sb" << index << "[v] = " << use(output, true) << ";\n";
     else if (group.outputPacked[index])
       os << inner << "sluice_store_bit(out" << index << ", "
@@ -370,13 +374,11 @@ LogicalResult CoreEmitter::emitGroupBody(unsigned stage, StringRef indent) {
          << "], " << use(output, true) << ");\n";
   }
   os << indent << "}\n";
-  for (unsigned index : fullOutputs)
-    if (group.outputPacked[index] && storesWholeWords(group.outputs[index]))
-      os << indent << "sluice_store_bits(out" << index << ", "
-         << offsetIn(
-                llvm::cast<NamedTensorType>(group.outputs[index].getType()),
-                false)
-         << ", sb" << index << ", " << width << ");\n";
+  for (unsigned index : wordStaged)
+    os << indent << "sluice_store_bits(out" << index << ", "
+       << offsetIn(llvm::cast<NamedTensorType>(group.outputs[index].getType()),
+                   false)
+       << ", sb" << index << ", " << width << ");\n";
   for (unsigned index : fullOutputs)
     if (contiguous(group.outputs[index], group.outputPacked[index]))
       os << indent << "sluice_store_vec<" << vectorArguments() << ">(out"
