@@ -10,7 +10,8 @@ rotary, grouped-query heads, dropout 0 / 0.1 / 0.5 per site, f32 / f16 /
 bf16, training or inference, sizes from 1 to the streaming kernels' tile
 boundaries: sequences of 1 to 130, widths up to 128) and a random subset of
 the pass options (--fuse, --fuse-streaming, --select-layouts,
---mask-policy, --accumulate-gemms, --fold-epilogues), then:
+--mask-policy, --accumulate-gemms, --fold-epilogues, --stack-contractions),
+then:
 
   1. inputs from the compiled layer's own signature (`--emit=input-ir`:
      every boundary input's name and shape, plus `dy` in training), random
@@ -61,7 +62,8 @@ OPTIONS = [("--fuse", ["on", "off"]),
            ("--select-layouts", ["on", "off", "canonical"]),
            ("--mask-policy", ["auto", "regenerate", "bitpack"]),
            ("--accumulate-gemms", ["on", "off"]),
-           ("--fold-epilogues", ["on", "off"])]
+           ("--fold-epilogues", ["on", "off"]),
+           ("--stack-contractions", ["on", "off"])]
 
 
 def draw_case(rnd, name):

@@ -129,6 +129,61 @@ def SluiceAutodiff : Pass<"sluice-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
 }
 
+def SluiceStackContractions : Pass<"sluice-stack-contractions", "::mlir::sluice::GraphOp"> {
+  let summary = "Stacks contractions of one operand against same-typed weights into one";
+  let description = [{
+    Contractions at the top level of a graph that read the same tensor
+    (looking through `rename`s) against graph arguments of one type, with
+    the same scale and the same result layout in the shared tensor's dim
+    names (Q, K and V: x against wq, wk, wv), become one contraction over
+    the weights stacked along a new dim `s` (`s1`, ... if taken), placed
+    just before the weights' free dims in the result. Each former result is
+    its slice of the stacked result, renamed back to its own dim names
+    where it read a rename. Run before autodiff, the backward's input
+    gradient and weight gradient of the group are one contraction each.
+
+    The stack is a `sluice.map` over the weights with index dim `s`
+    (`s == 0 ? wq : s == 1 ? wk : wv`), and a slice a map masking the other
+    indices to zero followed by a sum over `s` (exact: one term is
+    non-zero). Both move bytes of their own until the emitters read slices
+    through strides (docs/Layout.md, "Stacked Q/K/V contractions").
+
+    Before:
+    ```mlir
+    %q = sluice.contract %x, %wq {sluice.name = "q_proj"}
+        : (!sluice.tensor<[b=2, j=4, i=8], f32>, !sluice.tensor<[h=2, p=4, i=8], f32>)
+        -> !sluice.tensor<[b=2, j=4, h=2, p=4], f32>
+    %xk = sluice.rename %x : !sluice.tensor<[b=2, j=4, i=8], f32> -> !sluice.tensor<[b=2, k=4, i=8], f32>
+    %k = sluice.contract %xk, %wk {sluice.name = "k_proj"}
+        : (!sluice.tensor<[b=2, k=4, i=8], f32>, !sluice.tensor<[h=2, p=4, i=8], f32>)
+        -> !sluice.tensor<[b=2, k=4, h=2, p=4], f32>
+    ```
+    After (bodies elided):
+    ```mlir
+    %w = sluice.map (%wq, %wk) {index_dims = ["s"], sluice.name = "q_proj&k_proj.weights"} ...
+        -> !sluice.tensor<[s=2, h=2, p=4, i=8], f32>
+    %qk = sluice.contract %x, %w {sluice.name = "q_proj&k_proj"}
+        : (!sluice.tensor<[b=2, j=4, i=8], f32>, !sluice.tensor<[s=2, h=2, p=4, i=8], f32>)
+        -> !sluice.tensor<[b=2, j=4, s=2, h=2, p=4], f32>
+    %m0 = sluice.map (%qk) {index_dims = ["s"], sluice.name = "q_proj.mask"} ...
+    %q = sluice.reduce sum %m0 over ["s"] {sluice.name = "q_proj"} ...
+    %m1 = sluice.map (%qk) {index_dims = ["s"], sluice.name = "k_proj.mask"} ...
+    %k0 = sluice.reduce sum %m1 over ["s"] {sluice.name = "k_proj"} ...
+    %k = sluice.rename %k0 {sluice.name = "k_proj.rename"}
+        : !sluice.tensor<[b=2, j=4, h=2, p=4], f32> -> !sluice.tensor<[b=2, k=4, h=2, p=4], f32>
+    ```
+  }];
+  let options = [
+    Option<"computeType", "compute-type", "::mlir::sluice::ComputeType",
+           /*default=*/"::mlir::sluice::ComputeType::f32",
+           "The float type the stack's and slices' map bodies compute in: 'f32' or 'f64'",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::sluice::ComputeType::f32, "f32", "single precision"),
+             clEnumValN(::mlir::sluice::ComputeType::f64, "f64", "double precision"))}]>,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def SluiceLegalizeContractions : Pass<"sluice-legalize-contractions", "::mlir::sluice::GraphOp"> {
   let summary = "Inserts relayouts so that every contraction is one strided-batched GEMM";
   let description = [{

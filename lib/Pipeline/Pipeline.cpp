@@ -27,6 +27,9 @@ void mlir::sluice::buildSluicePipeline(OpPassManager &pm,
   // The streaming kernels read their tensors in any layout: their
   // contractions get no GEMM layouts (docs/Fusion.md, "Streaming").
   bool streaming = options.streaming && options.fuse;
+  if (options.stackContractions)
+    pm.addNestedPass<GraphOp>(createSluiceStackContractions(
+        SluiceStackContractionsOptions{options.computeType}));
   if (options.selectLayouts) {
     // Before autodiff: the cotangents take the forward's chosen layouts.
     SluiceSelectLayoutsOptions select;
@@ -102,6 +105,12 @@ struct PipelineCommandLineOptions
       llvm::cl::desc("Fold kernels that only sum GEMM products into the "
                      "GEMMs (beta = 1) where that moves fewer bytes"),
       llvm::cl::init(true)};
+  Option<bool> stackContractions{
+      *this, "stack-contractions",
+      llvm::cl::desc("Stack contractions of one operand against same-typed "
+                     "weights into one before autodiff "
+                     "(--sluice-stack-contractions)"),
+      llvm::cl::init(false)};
   Option<bool> selectLayouts{
       *this, "select-layouts",
       llvm::cl::desc("Choose layouts from the cost model "
@@ -133,6 +142,7 @@ void mlir::sluice::registerSluicePipelines() {
         options.maskPolicy = cli.maskPolicy;
         options.streaming = cli.streaming;
         options.accumulateGemms = cli.accumulateGemms;
+        options.stackContractions = cli.stackContractions;
         options.selectLayouts = cli.selectLayouts;
         options.legalizeBeforeAutodiff = cli.legalizeBeforeAutodiff;
         options.layoutTarget = cli.layoutTarget;

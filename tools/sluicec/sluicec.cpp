@@ -129,6 +129,20 @@ static cl::opt<Switch, false, EnumOptionParser<Switch>> streamingSwitch(
     cl::values(clEnumValN(Switch::On, "on", "streaming kernels (default)"),
                clEnumValN(Switch::Off, "off", "the scores cross kernels")),
     cl::sub(cl::SubCommand::getTopLevel()), cl::cat(sluicecCategory));
+static cl::opt<Switch, false, EnumOptionParser<Switch>> stackSwitch(
+    "stack-contractions",
+    cl::desc("Contractions of one operand against weights of one type (Q, "
+             "K, V) become one contraction over the stacked weights, and "
+             "their gradients one each (docs/Layout.md, \"Stacked Q/K/V "
+             "contractions\")"),
+    cl::init(Switch::Off),
+    cl::values(clEnumValN(Switch::On, "on",
+                          "stack (the stack and the slices are kernels of "
+                          "their own: more bytes until they are read "
+                          "through strides)"),
+               clEnumValN(Switch::Off, "off",
+                          "one contraction each (default)")),
+    cl::sub(cl::SubCommand::getTopLevel()), cl::cat(sluicecCategory));
 static cl::opt<Switch, false, EnumOptionParser<Switch>> accumulateSwitch(
     "accumulate-gemms",
     cl::desc("A kernel that only sums GEMM products becomes those GEMMs, "
@@ -487,6 +501,7 @@ static LogicalResult compileToDirectory() {
   pipelineOptions.maskPolicy = maskPolicy;
   pipelineOptions.streaming = streamingSwitch == Switch::On;
   pipelineOptions.accumulateGemms = accumulateSwitch == Switch::On;
+  pipelineOptions.stackContractions = stackSwitch == Switch::On;
   pipelineOptions = withLayoutPolicy(pipelineOptions, layoutPolicy);
   // The selection prices on the report's target; a bad --target is reported
   // before anything is compiled.

@@ -59,6 +59,12 @@ struct PipelineOptions {
   /// accumulating into the sum (beta = 1), where that moves fewer bytes
   /// (docs/Fusion.md, "Accumulating GEMMs").
   bool accumulateGemms = true;
+  /// Contractions of one operand against weights of one type (Q, K, V)
+  /// become one contraction over the stacked weights before autodiff
+  /// (--sluice-stack-contractions; docs/Layout.md, "Stacked Q/K/V
+  /// contractions"). Off by default: until the emitters read slices
+  /// through strides, the stack and the slices are kernels of their own.
+  bool stackContractions = false;
 };
 
 /// Adds the sluicec pass pipeline to `pm`.
