@@ -166,5 +166,8 @@ std::string mlir::sluice::renderJsonReport(const ModuleCounts &counts,
                        {"saved", buffer.saved}});
     report["arena"] = std::move(arena);
   }
+  if (!context.stackedProjections.empty())
+    report["stacked_projections"] =
+        layoutPoliciesToJson(context.stackedProjections);
   return report.dump(2) + "\n";
 }

@@ -74,6 +74,34 @@ json mlir::sluice::layoutPoliciesToJson(
   return array;
 }
 
+/// A table of variants of one layer: `first` names them, `columns` are the
+/// columns after it (filled per row by `cells`, each ending in " |"), then
+/// the predicted time when the variants have a target. The compiled
+/// variant is marked.
+static void renderVariantTable(
+    llvm::raw_ostream &os, llvm::ArrayRef<LayoutPolicySummary> variants,
+    llvm::StringRef first, llvm::ArrayRef<llvm::StringRef> columns,
+    llvm::function_ref<void(const LayoutPolicySummary &)> cells) {
+  std::optional<std::string> target = variants.front().targetName;
+  os << "| " << first << " |";
+  for (llvm::StringRef column : columns)
+    os << " " << column << " |";
+  if (target)
+    os << " predicted on " << *target << " (ms) |";
+  os << "\n|---|";
+  for (size_t i = 0; i < columns.size(); ++i)
+    os << "---:|";
+  os << (target ? "---:|" : "") << "\n";
+  for (const LayoutPolicySummary &variant : variants) {
+    os << "| " << variant.description << (variant.compiled ? " (compiled)" : "")
+       << " |";
+    cells(variant);
+    if (target)
+      os << " " << llvm::format("%.3f", variant.totalSeconds * 1e3) << " |";
+    os << "\n";
+  }
+}
+
 std::string mlir::sluice::renderLayoutPoliciesMarkdown(
     llvm::ArrayRef<LayoutPolicySummary> policies) {
   std::string text;
@@ -81,22 +109,43 @@ std::string mlir::sluice::renderLayoutPoliciesMarkdown(
   os << "\n## Layout policies\n\n"
         "The same layer under each layout policy (docs/Layout.md); the "
         "module written here uses the one marked compiled.\n\n";
-  std::optional<std::string> target = policies.front().targetName;
-  os << "| policy | bytes moved | vs baseline | relayout kernels |";
-  if (target)
-    os << " predicted on " << *target << " (ms) |";
-  os << "\n|---|---:|---:|---:|" << (target ? "---:|" : "") << "\n";
-  for (const LayoutPolicySummary &summary : policies) {
-    os << "| " << summary.description << (summary.compiled ? " (compiled)" : "")
-       << " | " << formatWithSeparators(summary.total.bytesMoved().value_or(0))
-       << " | ";
-    double percent = reductionPercent(summary.total, summary.baselineBytes);
-    os << llvm::format("%.2f", percent < 0 ? -percent : percent)
-       << (percent < 0 ? "% more" : "% less") << " | "
-       << summary.relayoutKernels << " |";
-    if (target)
-      os << " " << llvm::format("%.3f", summary.totalSeconds * 1e3) << " |";
-    os << "\n";
-  }
+  renderVariantTable(
+      os, policies, "policy",
+      {"bytes moved", "vs baseline", "relayout kernels"},
+      [&](const LayoutPolicySummary &summary) {
+        os << " "
+           << formatWithSeparators(summary.total.bytesMoved().value_or(0))
+           << " | ";
+        double percent = reductionPercent(summary.total, summary.baselineBytes);
+        os << llvm::format("%.2f", percent < 0 ? -percent : percent)
+           << (percent < 0 ? "% more" : "% less") << " | "
+           << summary.relayoutKernels << " |";
+      });
+  return text;
+}
+
+std::string mlir::sluice::renderStackedProjectionsMarkdown(
+    llvm::ArrayRef<LayoutPolicySummary> variants) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "\n## Stacked projections\n\n"
+        "The same layer with the contractions that read one operand against "
+        "weights of one type separate and stacked into one "
+        "(`--stack-contractions`, docs/Layout.md); the module written here "
+        "uses the one marked compiled.\n\n";
+  renderVariantTable(
+      os, variants, "projections", {"bytes moved", "forward", "backward"},
+      [&](const LayoutPolicySummary &variant) {
+        os << " "
+           << formatWithSeparators(variant.total.bytesMoved().value_or(0))
+           << " |";
+        for (Phase phase : {Phase::forward, Phase::backward})
+          os << " "
+             << formatWithSeparators(
+                    variant.byPhase[static_cast<unsigned>(phase)]
+                        .bytesMoved()
+                        .value_or(0))
+             << " |";
+      });
   return text;
 }

@@ -1,7 +1,9 @@
 //===- LayoutPolicyReport.h - layout policies in reports --------*- C++ -*-===//
 //
 // Private to lib/Report: the layout-policy summaries (LayoutPolicies.h) as
-// report.json's "layout_policies" and report.md's "Layout policies" table.
+// report.json's "layout_policies" and report.md's "Layout policies" table,
+// and the same summaries of the stacked-projection variants
+// ("stacked_projections", "Stacked projections").
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +29,11 @@ layoutPoliciesToJson(llvm::ArrayRef<LayoutPolicySummary> policies);
 /// report.md's "Layout policies" section (`policies` not empty).
 std::string
 renderLayoutPoliciesMarkdown(llvm::ArrayRef<LayoutPolicySummary> policies);
+
+/// report.md's "Stacked projections" section (`variants` not empty): the
+/// same layer with its projections separate and stacked.
+std::string
+renderStackedProjectionsMarkdown(llvm::ArrayRef<LayoutPolicySummary> variants);
 
 } // namespace mlir::sluice
 

@@ -252,5 +252,7 @@ std::string mlir::sluice::renderMarkdownReport(const ModuleCounts &counts,
   if (!context.layoutPolicies.empty())
     os << renderLayoutPoliciesMarkdown(context.layoutPolicies);
   os << renderKeptRelayoutsMarkdown(context.keptRelayouts);
+  if (!context.stackedProjections.empty())
+    os << renderStackedProjectionsMarkdown(context.stackedProjections);
   return text;
 }

@@ -62,8 +62,9 @@ struct PipelineOptions {
   /// Contractions of one operand against weights of one type (Q, K, V)
   /// become one contraction over the stacked weights before autodiff
   /// (--sluice-stack-contractions; docs/Layout.md, "Stacked Q/K/V
-  /// contractions"). Off by default: until the emitters read slices
-  /// through strides, the stack and the slices are kernels of their own.
+  /// contractions"). Off by default in the pipeline; sluicec compiles both
+  /// and stacks where that moves fewer bytes and the cost model predicts it
+  /// faster (--stack-contractions=auto).
   bool stackContractions = false;
 };
 

@@ -43,6 +43,10 @@ struct ReportContext {
   const ModulePrediction *prediction = nullptr;
   /// The layer under each layout policy (LayoutPolicies.h), when compared.
   std::vector<LayoutPolicySummary> layoutPolicies;
+  /// The layer with its projections separate and stacked
+  /// (--stack-contractions; policy "separate" / "stacked"), when the
+  /// stacking changes anything.
+  std::vector<LayoutPolicySummary> stackedProjections;
   /// The relayouts in the module's kernels and why they stay
   /// (KeptRelayouts.h).
   std::vector<KeptRelayoutEvidence> keptRelayouts;
