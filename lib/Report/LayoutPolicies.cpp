@@ -74,71 +74,67 @@ json mlir::sluice::layoutPoliciesToJson(
   return array;
 }
 
-/// A table of variants of one layer: `first` names them, `columns` are the
-/// columns after it (filled per row by `cells`, each ending in " |"), then
-/// the predicted time when the variants have a target. The compiled
-/// variant is marked.
-static void renderVariantTable(
-    llvm::raw_ostream &os, llvm::ArrayRef<LayoutPolicySummary> variants,
-    llvm::StringRef first, llvm::ArrayRef<llvm::StringRef> columns,
-    llvm::function_ref<void(const LayoutPolicySummary &)> cells) {
+/// A report.md section comparing variants of one layer: `heading`, then
+/// `intro`, then a table whose rows name the variants (the compiled one
+/// marked) under `first`, give the bytes moved, then the `columns` (filled
+/// per row by `cells`, each cell ending in " |"), then the predicted time
+/// when the variants have a target.
+static std::string renderVariantSection(
+    llvm::StringRef heading, llvm::StringRef intro,
+    llvm::ArrayRef<LayoutPolicySummary> variants, llvm::StringRef first,
+    llvm::ArrayRef<llvm::StringRef> columns,
+    llvm::function_ref<void(llvm::raw_ostream &, const LayoutPolicySummary &)>
+        cells) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "\n## " << heading << "\n\n" << intro << "\n\n";
   std::optional<std::string> target = variants.front().targetName;
-  os << "| " << first << " |";
+  os << "| " << first << " | bytes moved |";
   for (llvm::StringRef column : columns)
     os << " " << column << " |";
   if (target)
     os << " predicted on " << *target << " (ms) |";
-  os << "\n|---|";
+  os << "\n|---|---:|";
   for (size_t i = 0; i < columns.size(); ++i)
     os << "---:|";
   os << (target ? "---:|" : "") << "\n";
   for (const LayoutPolicySummary &variant : variants) {
     os << "| " << variant.description << (variant.compiled ? " (compiled)" : "")
+       << " | " << formatWithSeparators(variant.total.bytesMoved().value_or(0))
        << " |";
-    cells(variant);
+    cells(os, variant);
     if (target)
       os << " " << llvm::format("%.3f", variant.totalSeconds * 1e3) << " |";
     os << "\n";
   }
+  return text;
 }
 
 std::string mlir::sluice::renderLayoutPoliciesMarkdown(
     llvm::ArrayRef<LayoutPolicySummary> policies) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "\n## Layout policies\n\n"
-        "The same layer under each layout policy (docs/Layout.md); the "
-        "module written here uses the one marked compiled.\n\n";
-  renderVariantTable(
-      os, policies, "policy",
-      {"bytes moved", "vs baseline", "relayout kernels"},
-      [&](const LayoutPolicySummary &summary) {
-        os << " "
-           << formatWithSeparators(summary.total.bytesMoved().value_or(0))
-           << " | ";
+  return renderVariantSection(
+      "Layout policies",
+      "The same layer under each layout policy (docs/Layout.md); the "
+      "module written here uses the one marked compiled.",
+      policies, "policy", {"vs baseline", "relayout kernels"},
+      [](llvm::raw_ostream &os, const LayoutPolicySummary &summary) {
         double percent = reductionPercent(summary.total, summary.baselineBytes);
-        os << llvm::format("%.2f", percent < 0 ? -percent : percent)
+        os << " " << llvm::format("%.2f", percent < 0 ? -percent : percent)
            << (percent < 0 ? "% more" : "% less") << " | "
            << summary.relayoutKernels << " |";
       });
-  return text;
 }
 
 std::string mlir::sluice::renderStackedProjectionsMarkdown(
     llvm::ArrayRef<LayoutPolicySummary> variants) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "\n## Stacked projections\n\n"
-        "The same layer with the contractions that read one operand against "
-        "weights of one type separate and stacked into one "
-        "(`--stack-contractions`, docs/Layout.md); the module written here "
-        "uses the one marked compiled.\n\n";
-  renderVariantTable(
-      os, variants, "projections", {"bytes moved", "forward", "backward"},
-      [&](const LayoutPolicySummary &variant) {
-        os << " "
-           << formatWithSeparators(variant.total.bytesMoved().value_or(0))
-           << " |";
+  return renderVariantSection(
+      "Stacked projections",
+      "The same layer with the contractions that read one operand against "
+      "weights of one type separate and stacked into one "
+      "(`--stack-contractions`, docs/Layout.md); the module written here "
+      "uses the one marked compiled.",
+      variants, "projections", {"forward", "backward"},
+      [](llvm::raw_ostream &os, const LayoutPolicySummary &variant) {
         for (Phase phase : {Phase::forward, Phase::backward})
           os << " "
              << formatWithSeparators(
@@ -147,5 +143,4 @@ std::string mlir::sluice::renderStackedProjectionsMarkdown(
                         .value_or(0))
              << " |";
       });
-  return text;
 }

@@ -361,39 +361,32 @@ predictPolicy(const ModuleCounts &counts, const ReportInputs &inputs) {
   return std::optional<ModulePrediction>(std::move(*predicted));
 }
 
-/// The cost model's predicted step time of `compilation` on the report's
-/// target (--target or the module's architecture), if there is one.
-static FailureOr<std::optional<double>>
-predictedSeconds(const Compilation &compilation) {
-  llvm::Expected<std::optional<GpuTarget>> target =
-      selectTarget(targetOption, targetArch(*compilation.module));
-  if (!target)
-    return fail(target.takeError());
-  if (!*target)
-    return std::optional<double>();
-  FailureOr<ModulePrediction> predicted =
-      predictModule(compilation.counts, **target, /*profile=*/nullptr);
-  if (failed(predicted))
-    return failure();
-  return std::optional<double>(predicted->totalSeconds);
-}
-
 /// True when `stacked` (the layer with its projections stacked) moves fewer
-/// bytes than `separate` and, on the report's target when there is one, is
-/// also predicted faster. Both, because the model's per-launch terms decide
-/// toy layers (examples/tiny.json: the stacked form predicted 1% faster
-/// while moving 48% more bytes), and moving fewer bytes is what the
-/// compiler is for. Ties keep the projections separate.
+/// bytes than `separate` and, on the report's target (--target or the
+/// layer's architecture) when there is one, is also predicted faster. Both,
+/// because the model's per-launch terms decide toy layers
+/// (examples/tiny.json: the stacked form predicted 1% faster while moving
+/// 48% more bytes), and moving fewer bytes is what the compiler is for.
+/// Ties keep the projections separate.
 static FailureOr<bool> stackingIsBetter(const Compilation &stacked,
                                         const Compilation &separate) {
   if (stacked.counts.total.bytesMoved().value_or(UINT64_MAX) >=
       separate.counts.total.bytesMoved().value_or(UINT64_MAX))
     return false;
-  FailureOr<std::optional<double>> stackedTime = predictedSeconds(stacked);
-  FailureOr<std::optional<double>> separateTime = predictedSeconds(separate);
+  // One input, so one architecture: the target is selected once.
+  llvm::Expected<std::optional<GpuTarget>> target =
+      selectTarget(targetOption, targetArch(*separate.module));
+  if (!target)
+    return fail(target.takeError());
+  if (!*target)
+    return true;
+  FailureOr<ModulePrediction> stackedTime =
+      predictModule(stacked.counts, **target, /*profile=*/nullptr);
+  FailureOr<ModulePrediction> separateTime =
+      predictModule(separate.counts, **target, /*profile=*/nullptr);
   if (failed(stackedTime) || failed(separateTime))
     return failure();
-  return !*stackedTime || !*separateTime || **stackedTime < **separateTime;
+  return stackedTime->totalSeconds < separateTime->totalSeconds;
 }
 
 /// The layer with its projections separate and stacked, for the report;
