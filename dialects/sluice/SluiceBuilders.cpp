@@ -2,6 +2,9 @@
 
 #include "dialects/sluice/SluiceBuilders.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
+
 using namespace mlir;
 using namespace mlir::sluice;
 
@@ -58,6 +61,35 @@ bool mlir::sluice::isSumOfInputs(MapOp map) {
   Value lhs = add.getLhs(), rhs = add.getRhs();
   return (lhs == body.getArgument(0) && rhs == body.getArgument(1)) ||
          (lhs == body.getArgument(1) && rhs == body.getArgument(0));
+}
+
+std::optional<int64_t> mlir::sluice::maskedIndex(MapOp map) {
+  if (map.getInputs().size() != 1 || map.getIndexDims().size() != 1)
+    return std::nullopt;
+  Block &body = map.getBody().front();
+  Value element = body.getArgument(0), index = body.getArgument(1);
+  auto select =
+      body.getTerminator()->getOperand(0).getDefiningOp<arith::SelectOp>();
+  if (!select || select.getTrueValue() != element)
+    return std::nullopt;
+  FloatAttr zero;
+  if (!matchPattern(select.getFalseValue(), m_Constant(&zero)) ||
+      !zero.getValue().isZero())
+    return std::nullopt;
+  auto compare = select.getCondition().getDefiningOp<arith::CmpIOp>();
+  if (!compare || compare.getPredicate() != arith::CmpIPredicate::eq)
+    return std::nullopt;
+  Value other = compare.getLhs() == index   ? compare.getRhs()
+                : compare.getRhs() == index ? compare.getLhs()
+                                            : Value();
+  IntegerAttr which;
+  if (!other || !matchPattern(other, m_Constant(&which)))
+    return std::nullopt;
+  // Nothing else in the body: constants, the comparison, the select.
+  for (Operation &op : body.without_terminator())
+    if (&op != select && &op != compare && !llvm::isa<arith::ConstantOp>(op))
+      return std::nullopt;
+  return which.getInt();
 }
 
 Value mlir::sluice::resolveStorage(Value value) {

@@ -52,6 +52,14 @@ inline Value resolveView(Value value) {
 /// index dimensions): a term of a sum, as autodiff accumulates gradients.
 bool isSumOfInputs(MapOp map);
 
+/// The index a map keeps of its one index dim when it is a select of a
+/// stacked tensor's slice: one input, one index dim, and the body
+/// `index == c ? x : 0` (either operand order of the comparison). Its input
+/// may have the dim (the mask of a slice, before the sum over the dim) or
+/// not (a slice's gradient: broadcast along the dim, zero off index c).
+/// std::nullopt for any other map.
+std::optional<int64_t> maskedIndex(MapOp map);
+
 /// The memory `value` is stored in: renames view their input, and the
 /// result of an `accumulate` kernel reuses its accumulator's buffer
 /// (KernelOp::getAccumulatedStorage). The memory plan and the emitters

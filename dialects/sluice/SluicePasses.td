@@ -184,6 +184,37 @@ def SluiceStackContractions : Pass<"sluice-stack-contractions", "::mlir::sluice:
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def SluiceStackSliceGradients : Pass<"sluice-stack-slice-gradients", "::mlir::sluice::GraphOp"> {
+  let summary = "A sum of slice gradients along one dim becomes one stack of their inputs";
+  let description = [{
+    The gradient of a slice of a stacked tensor (--sluice-stack-contractions'
+    `reduce sum` over `s` of `s == c ? x : 0`) is `s == c ? dx : 0`,
+    broadcast along `s`, and autodiff sums the slices' gradients into the
+    stacked tensor's gradient one `a + b` map at a time: with three slices,
+    three broadcasts and two sums, each a tensor of the stacked size. Where
+    a tree of such sums (through `rename`s) has only slice gradients of one
+    dim as terms, each index at most once, it becomes one map over their
+    inputs with index dim `s`: `s == 0 ? dq : s == 1 ? dk : dv` (an index
+    without a term is 0). Exact: every element of the sum had one non-zero
+    term. The terms' inputs are renamed to the sum's dim names where a
+    `rename` sat between. Other sums are left alone.
+
+    Before (bodies elided):
+    ```mlir
+    %g1 = sluice.map (%dk) {index_dims = ["s"]} ...   // s == 1 ? dk : 0
+    %g2 = sluice.map (%dv) {index_dims = ["s"]} ...   // s == 2 ? dv : 0
+    %a = sluice.map (%g1, %g2) ...                    // a + b
+    %g0 = sluice.map (%dq) {index_dims = ["s"]} ...   // s == 0 ? dq : 0
+    %d = sluice.map (%a, %g0) ...                     // a + b
+    ```
+    After:
+    ```mlir
+    %d = sluice.map (%dq, %dk, %dv) {index_dims = ["s"]} ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def SluiceLegalizeContractions : Pass<"sluice-legalize-contractions", "::mlir::sluice::GraphOp"> {
   let summary = "Inserts relayouts so that every contraction is one strided-batched GEMM";
   let description = [{

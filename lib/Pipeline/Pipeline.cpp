@@ -50,6 +50,9 @@ void mlir::sluice::buildSluicePipeline(OpPassManager &pm,
   }
   pm.nest<GraphOp>().addPass(
       createSluiceDecompose(SluiceDecomposeOptions{options.computeType}));
+  // The slices' gradients as one stack (their sum, from autodiff).
+  if (options.training && options.stackContractions)
+    pm.nest<GraphOp>().addPass(createSluiceStackSliceGradients());
   // The streaming rule's backward needs the forward/backward pair at once;
   // legalizing after it sees the chains the fusion planner will take.
   if (streaming)
