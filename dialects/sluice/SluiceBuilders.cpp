@@ -63,6 +63,21 @@ bool mlir::sluice::isSumOfInputs(MapOp map) {
          (lhs == body.getArgument(1) && rhs == body.getArgument(0));
 }
 
+/// The constant `c` of `index == c` (either operand order), if `condition`
+/// is that comparison.
+static std::optional<int64_t> comparedIndex(Value condition, Value index) {
+  auto compare = condition.getDefiningOp<arith::CmpIOp>();
+  if (!compare || compare.getPredicate() != arith::CmpIPredicate::eq)
+    return std::nullopt;
+  Value other = compare.getLhs() == index   ? compare.getRhs()
+                : compare.getRhs() == index ? compare.getLhs()
+                                            : Value();
+  IntegerAttr which;
+  if (!other || !matchPattern(other, m_Constant(&which)))
+    return std::nullopt;
+  return which.getInt();
+}
+
 std::optional<int64_t> mlir::sluice::maskedIndex(MapOp map) {
   if (map.getInputs().size() != 1 || map.getIndexDims().size() != 1)
     return std::nullopt;
@@ -76,20 +91,97 @@ std::optional<int64_t> mlir::sluice::maskedIndex(MapOp map) {
   if (!matchPattern(select.getFalseValue(), m_Constant(&zero)) ||
       !zero.getValue().isZero())
     return std::nullopt;
-  auto compare = select.getCondition().getDefiningOp<arith::CmpIOp>();
-  if (!compare || compare.getPredicate() != arith::CmpIPredicate::eq)
-    return std::nullopt;
-  Value other = compare.getLhs() == index   ? compare.getRhs()
-                : compare.getRhs() == index ? compare.getLhs()
-                                            : Value();
-  IntegerAttr which;
-  if (!other || !matchPattern(other, m_Constant(&which)))
+  std::optional<int64_t> which = comparedIndex(select.getCondition(), index);
+  if (!which)
     return std::nullopt;
   // Nothing else in the body: constants, the comparison, the select.
   for (Operation &op : body.without_terminator())
-    if (&op != select && &op != compare && !llvm::isa<arith::ConstantOp>(op))
+    if (&op != select && &op != select.getCondition().getDefiningOp() &&
+        !llvm::isa<arith::ConstantOp>(op))
       return std::nullopt;
-  return which.getInt();
+  return which;
+}
+
+std::optional<SmallVector<int64_t>> mlir::sluice::stackIndices(MapOp map) {
+  size_t count = map.getInputs().size();
+  if (count == 0 || map.getIndexDims().size() != 1)
+    return std::nullopt;
+  Block &body = map.getBody().front();
+  Value index = body.getArgument(count);
+  int64_t size =
+      getTensorType(map.getResult())
+          .getDimSize(llvm::cast<StringAttr>(map.getIndexDims()[0]).getValue());
+  SmallVector<int64_t> indices(count, -1);
+  llvm::SmallDenseSet<int64_t> taken;
+  auto take = [&](Value element, int64_t which) {
+    auto argument = llvm::dyn_cast<BlockArgument>(element);
+    if (!argument || argument.getOwner() != &body ||
+        argument.getArgNumber() >= count ||
+        indices[argument.getArgNumber()] != -1 || which < 0 || which >= size ||
+        !taken.insert(which).second)
+      return false;
+    indices[argument.getArgNumber()] = which;
+    return true;
+  };
+  Value rest = body.getTerminator()->getOperand(0);
+  while (auto select = rest.getDefiningOp<arith::SelectOp>()) {
+    std::optional<int64_t> which = comparedIndex(select.getCondition(), index);
+    if (!which || !take(select.getTrueValue(), *which))
+      return std::nullopt;
+    rest = select.getFalseValue();
+  }
+  FloatAttr zero;
+  if (matchPattern(rest, m_Constant(&zero))) {
+    if (!zero.getValue().isZero())
+      return std::nullopt;
+  } else {
+    // The last input at the one index no comparison took.
+    int64_t left = -1;
+    for (int64_t which = 0; which < size; ++which)
+      if (!taken.contains(which))
+        left = left == -1 ? which : -2;
+    if (left < 0 || !take(rest, left))
+      return std::nullopt;
+  }
+  if (llvm::is_contained(indices, -1))
+    return std::nullopt;
+  // Nothing else in the body: constants, the comparisons, the selects.
+  for (Operation &op : body.without_terminator())
+    if (!llvm::isa<arith::ConstantOp, arith::CmpIOp, arith::SelectOp>(op))
+      return std::nullopt;
+  return indices;
+}
+
+std::optional<StackedSlice> mlir::sluice::matchSlice(Value value) {
+  auto sum = value.getDefiningOp<ReduceOp>();
+  if (!sum || sum.getKind() != ReduceKind::sum || sum.getDims().size() != 1)
+    return std::nullopt;
+  auto mask = sum.getInput().getDefiningOp<MapOp>();
+  std::optional<int64_t> index = mask ? maskedIndex(mask) : std::nullopt;
+  if (!index || !mask.getResult().hasOneUse())
+    return std::nullopt;
+  StringRef dim = llvm::cast<StringAttr>(sum.getDims()[0]).getValue();
+  Value stacked = mask.getInputs()[0];
+  NamedTensorType type = getTensorType(stacked);
+  if (llvm::cast<StringAttr>(mask.getIndexDims()[0]).getValue() != dim ||
+      !type.hasDim(dim) || *index < 0 || *index >= type.getDimSize(dim) ||
+      getTensorType(mask.getResult()).getRank() != type.getRank())
+    return std::nullopt;
+  return StackedSlice{stacked, dim, *index, mask, sum};
+}
+
+std::optional<StackedSlice> mlir::sluice::readOnlyAsSlice(Value value) {
+  if (!value.hasOneUse())
+    return std::nullopt;
+  auto mask = llvm::dyn_cast<MapOp>(*value.getUsers().begin());
+  if (!mask || !mask.getResult().hasOneUse())
+    return std::nullopt;
+  auto sum = llvm::dyn_cast<ReduceOp>(*mask.getResult().getUsers().begin());
+  std::optional<StackedSlice> slice =
+      sum ? matchSlice(sum.getResult()) : std::nullopt;
+  if (!slice || slice->stacked != value)
+    return std::nullopt;
+  return slice;
 }
 
 Value mlir::sluice::resolveStorage(Value value) {

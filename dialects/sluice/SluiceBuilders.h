@@ -60,6 +60,37 @@ bool isSumOfInputs(MapOp map);
 /// std::nullopt for any other map.
 std::optional<int64_t> maskedIndex(MapOp map);
 
+/// The index of its one index dim each input of a map that stacks its
+/// inputs takes: the body `index == c0 ? x0 : index == c1 ? x1 : ... : r`
+/// whose rest `r` is 0 (no input at the other indices) or the last input
+/// (at the one index left). std::nullopt for any other map, or where an
+/// input or an index appears twice.
+std::optional<SmallVector<int64_t>> stackIndices(MapOp map);
+
+/// One slice of a stacked tensor: `reduce sum over [dim]` of a maskedIndex
+/// map of `stacked` along `dim` (--sluice-stack-contractions writes each
+/// former result so): the elements of `stacked` at `index` of `dim`.
+struct StackedSlice {
+  Value stacked;
+  StringRef dim;
+  int64_t index;
+  MapOp mask;
+  ReduceOp sum;
+};
+
+/// On a backward streaming kernel that yields the stack of its dQ, dK and
+/// dV (fusion::absorbGradientStacks): the stack index of each, in that
+/// order (a DenseI64ArrayAttr), which the lowering writes them at.
+inline constexpr llvm::StringLiteral kStackedResultsAttrName =
+    "sluice.stacked_results";
+
+/// The slice `value` is (the result of its sum), if it is one.
+std::optional<StackedSlice> matchSlice(Value value);
+
+/// The slice `value` is only read as: its one use a slice's mask, whose one
+/// use is the slice's sum (a kernel's input that its body only slices).
+std::optional<StackedSlice> readOnlyAsSlice(Value value);
+
 /// The memory `value` is stored in: renames view their input, and the
 /// result of an `accumulate` kernel reuses its accumulator's buffer
 /// (KernelOp::getAccumulatedStorage). The memory plan and the emitters

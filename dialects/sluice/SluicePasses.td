@@ -330,6 +330,38 @@ def SluiceFuse : Pass<"sluice-fuse", "::mlir::sluice::GraphOp"> {
   ];
 }
 
+def SluiceRecomputeSlices : Pass<"sluice-recompute-slices", "::mlir::ModuleOp"> {
+  let summary = "Saves a stacked tensor instead of its slices; the backward cuts them again";
+  let description = [{
+    On a decomposed forward/backward pair: where the forward saves every
+    slice of one stacked tensor (a `reduce sum` over `s` of a map keeping
+    one index of `s`, as --sluice-stack-contractions cuts Q, K and V from
+    one stacked projection; the tensor itself or one rename of it) and the
+    backward only contracts them (the streaming backward's operands), the
+    forward saves the stacked tensor instead (the same bytes) and the
+    backward cuts each slice again from it, each through a rename of its
+    own where the forward's did. The slices are then reads that
+    --sluice-fuse{streaming=true} takes into the streaming kernels of both
+    graphs, which read Q, K and V from the stacked tensor through strides
+    (docs/Layout.md, "Stacked Q/K/V contractions"). Records the graphs'
+    framework baselines first, like --sluice-recompute-row-statistics.
+
+    Before (backward):
+    ```mlir
+    %s = sluice.contract %saved_q, %saved_k ...
+    ```
+    After:
+    ```mlir
+    %kv = sluice.rename %saved_qkv ...
+    %mq = sluice.map (%saved_qkv) {index_dims = ["s"]} ...   // s == 0 ? x : 0
+    %q  = sluice.reduce sum %mq over ["s"] ...
+    %mk = sluice.map (%kv) {index_dims = ["s"]} ...          // s == 1 ? x : 0
+    %k  = sluice.reduce sum %mk over ["s"] ...
+    %s  = sluice.contract %q, %k ...
+    ```
+  }];
+}
+
 def SluiceRecomputeRowStatistics
     : Pass<"sluice-recompute-row-statistics", "::mlir::ModuleOp"> {
   let summary = "Saves a softmax's log-sum-exp instead of its probabilities; "

@@ -94,6 +94,11 @@ LogicalResult AttentionOp::verify() {
       return emitOpError() << "stride vector #" << index << " is not " << rank
                            << " non-negative integers (batch..., row, column)";
   }
+  if (std::optional<ArrayRef<int64_t>> offsets = getOffsets();
+      offsets && (offsets->size() != inputs + outputs ||
+                  llvm::any_of(*offsets, [](int64_t o) { return o < 0; })))
+    return emitOpError() << "has offsets that are not " << inputs + outputs
+                         << " non-negative integers (one per pointer)";
   if (getCounter().size() != rank ||
       llvm::any_of(getCounter(), [](int64_t s) { return s < 0; }))
     return emitOpError() << "counter strides are not " << rank

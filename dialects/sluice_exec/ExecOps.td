@@ -239,7 +239,9 @@ def Exec_AttentionOp : Exec_Op<"attention", [AttrSizedOperandSegments]> {
     O (elements and strides roles like dO's) and the kernels compute
     D = rowsum(dO * O) themselves. `strides` gives, per pointer (inputs,
     then outputs), the element strides of (batch..., row, column) (LSE and D
-    have no column: 0). `element` is Q's element type; LSE and D are f32.
+    have no column: 0), and `offsets` (absent: all 0) the element offset of
+    each operand from its pointer (non-zero where the operand is one slice
+    of a stacked tensor: Q, K and V of one stacked projection). `element` is Q's element type; LSE and D are f32.
     The last `group` batch dims (default 0) are query-only (grouped- or
     multi-query attention): K, V, dK and dV have stride 0 along them and
     the backward sums dK and dV over them.
@@ -268,7 +270,8 @@ def Exec_AttentionOp : Exec_Op<"attention", [AttrSizedOperandSegments]> {
                        F64Attr:$dropout,
                        I64Attr:$stream,
                        Exec_StreamTilesAttr:$tiles,
-                       StrAttr:$label);
+                       StrAttr:$label,
+                       OptionalAttr<DenseI64ArrayAttr>:$offsets);
   let assemblyFormat = [{
     `(` $inputs `)` `->` `(` $outputs `)` attr-dict
   }];

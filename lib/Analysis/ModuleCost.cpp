@@ -13,6 +13,7 @@
 #include "sluice/Analysis/ModuleCost.h"
 
 #include "dialects/sluice/Analysis/GemmMapping.h"
+#include "dialects/sluice/SluiceBuilders.h"
 #include "sluice/Codegen/CudaSchedule.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -274,7 +275,12 @@ FailureOr<StreamingShape> streamingShapeOf(KernelOp kernel,
   shape.n = type.getDimSize(info.getCols());
   shape.slices = int64_t(elementsOf(scores) / double(shape.m * shape.n));
   double rows = double(shape.slices * shape.m);
-  shape.d = int64_t(elementsOf(kernel.getInputs()[0]) / rows);
+  // Q as the kernel reads it: a slice of a stacked tensor is one slice.
+  Value q = kernel.getInputs()[0];
+  if (std::optional<StackedSlice> slice =
+          readOnlyAsSlice(kernel.getBlock().getArgument(0)))
+    q = slice->sum.getResult();
+  shape.d = int64_t(elementsOf(q) / rows);
   Value output = backward ? kernel.getInputs()[3] : kernel.getResult(0);
   shape.e = int64_t(elementsOf(output) / rows);
   shape.backward = backward;

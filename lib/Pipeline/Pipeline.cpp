@@ -57,6 +57,9 @@ void mlir::sluice::buildSluicePipeline(OpPassManager &pm,
   // legalizing after it sees the chains the fusion planner will take.
   if (streaming)
     pm.addPass(createSluiceRecomputeRowStatistics());
+  // The streaming kernels of both graphs read stacked Q, K, V as slices.
+  if (streaming && options.training && options.stackContractions)
+    pm.addPass(createSluiceRecomputeSlices());
   pm.nest<GraphOp>().addPass(createSluiceLegalizeContractions(legalize));
   SluiceFuseOptions fuse;
   fuse.enable = options.fuse;

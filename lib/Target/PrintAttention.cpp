@@ -68,13 +68,24 @@ LogicalResult printOperands(raw_indented_ostream &os, exec::AttentionOp op) {
   size_t rank = op.getBatch().size();
   SmallVector<Value> pointers(op.getInputs());
   llvm::append_range(pointers, op.getOutputs());
-  for (auto [field, pointer, attr] :
-       llvm::zip_equal(fieldNames(op), pointers, op.getStrides())) {
+  SmallVector<int64_t> offsets(pointers.size(), 0);
+  if (std::optional<ArrayRef<int64_t>> given = op.getOffsets())
+    offsets.assign(given->begin(), given->end());
+  for (auto [field, pointer, attr, offset] :
+       llvm::zip_equal(fieldNames(op), pointers, op.getStrides(), offsets)) {
     FailureOr<std::string> address = HostEmitter::pointer(pointer);
     if (failed(address))
       return failure();
     ArrayRef<int64_t> strides = llvm::cast<DenseI64ArrayAttr>(attr);
-    os << "a." << field << ".data = (void *)(" << *address << ");\n";
+    os << "a." << field << ".data = (void *)(";
+    // A slice of a stacked tensor: its first element, in elements of the
+    // operand's type (only Q, K and V are sliced; they have `element`).
+    if (offset != 0)
+      os << "(" << storageType(op.getElement()) << " *)(" << *address << ") + "
+         << offset << "LL";
+    else
+      os << *address;
+    os << ");\n";
     for (size_t b = 0; b < rank; ++b)
       os << "a." << field << ".batch_stride[" << b << "] = " << strides[b]
          << "LL;\n";

@@ -109,3 +109,22 @@ sluice_exec.entry @e {
   // expected-error @+1 {{has row_dot_from_o without backward (only the backward reads D)}}
   sluice_exec.attention (%x, %x, %x) -> (%x) {row_dot_from_o, label = "k", element = f16, batch = array<i64>, m = 4, n = 4, d = 4, e = 4, strides = [array<i64: 4, 1>, array<i64: 4, 1>, array<i64: 4, 1>, array<i64: 4, 1>], counter = array<i64: 4, 1>, scale = 1.0, causal = false, dropout = 0.0, stream = 0, tiles = #tiles}
 }
+
+// -----
+
+// Offsets (slices of a stacked tensor): one per pointer, none negative.
+#tiles = #sluice_exec.stream_tiles<query_rows = 64, key_tile = 64, key_rows = 64, query_tile = 32, head_dim = 64, threads = 128>
+sluice_exec.entry @e {
+  %x = sluice_exec.arg "x"
+  // expected-error @+1 {{has offsets that are not 4 non-negative integers (one per pointer)}}
+  sluice_exec.attention (%x, %x, %x) -> (%x) {label = "k", element = f16, batch = array<i64>, m = 4, n = 4, d = 4, e = 4, strides = [array<i64: 12, 1>, array<i64: 12, 1>, array<i64: 12, 1>, array<i64: 4, 1>], offsets = array<i64: 0, 4, 8>, counter = array<i64: 4, 1>, scale = 1.0, causal = false, dropout = 0.0, stream = 0, tiles = #tiles}
+}
+
+// -----
+
+#tiles = #sluice_exec.stream_tiles<query_rows = 64, key_tile = 64, key_rows = 64, query_tile = 32, head_dim = 64, threads = 128>
+sluice_exec.entry @e {
+  %x = sluice_exec.arg "x"
+  // expected-error @+1 {{has offsets that are not 4 non-negative integers (one per pointer)}}
+  sluice_exec.attention (%x, %x, %x) -> (%x) {label = "k", element = f16, batch = array<i64>, m = 4, n = 4, d = 4, e = 4, strides = [array<i64: 12, 1>, array<i64: 12, 1>, array<i64: 12, 1>, array<i64: 4, 1>], offsets = array<i64: 0, 4, -8, 0>, counter = array<i64: 4, 1>, scale = 1.0, causal = false, dropout = 0.0, stream = 0, tiles = #tiles}
+}

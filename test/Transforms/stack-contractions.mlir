@@ -8,7 +8,8 @@
 // Q, K, V with their biases: one contraction over [s=3, h, p, i] with one
 // stacked bias (its epilogue), s just before the weights' free dims; K and
 // V read x as keys (k), so their slices are cut from the stacked result
-// renamed to k; the renames of x go with their contractions.
+// renamed to k (a rename each, so a streaming kernel reads them as two
+// inputs); the renames of x go with their contractions.
 // CHECK-LABEL: sluice.graph @qkv
 // CHECK: %[[W:.*]] = map(%wq, %wk, %wv) {index_dims = ["s"], sluice.name = "q_proj&k_proj&v_proj.weights"} : ({{.*}}) -> !sluice.tensor<[s=3, h=2, p=4, i=8], f32>
 // CHECK: arith.cmpi eq, %{{.*}}, %c1 : index
@@ -19,11 +20,12 @@
 // CHECK: %[[MQ:.*]] = map(%[[PB]]) {index_dims = ["s"], sluice.name = "q_proj.mask"}
 // CHECK: arith.cmpi eq, %{{.*}}, %c0 : index
 // CHECK: %[[Q:.*]] = reduce sum %[[MQ]] over ["s"] {sluice.name = "q_proj"} : !sluice.tensor<[b=2, j=4, s=3, h=2, p=4], f32> -> !sluice.tensor<[b=2, j=4, h=2, p=4], f32>
-// CHECK: %[[PK:.*]] = rename %[[PB]] {sluice.name = "q_bias&k_bias&v_bias.rename"} : !sluice.tensor<[b=2, j=4, s=3, h=2, p=4], f32> -> !sluice.tensor<[b=2, k=4, s=3, h=2, p=4], f32>
+// CHECK: %[[PK:.*]] = rename %[[PB]] {sluice.name = "k_proj.stacked"} : !sluice.tensor<[b=2, j=4, s=3, h=2, p=4], f32> -> !sluice.tensor<[b=2, k=4, s=3, h=2, p=4], f32>
 // CHECK: %[[MK:.*]] = map(%[[PK]]) {index_dims = ["s"], sluice.name = "k_proj.mask"}
 // CHECK: arith.cmpi eq, %{{.*}}, %c1 : index
 // CHECK: %[[K:.*]] = reduce sum %[[MK]] over ["s"] {sluice.name = "k_proj"} : {{.*}} -> !sluice.tensor<[b=2, k=4, h=2, p=4], f32>
-// CHECK: %[[MV:.*]] = map(%[[PK]]) {index_dims = ["s"], sluice.name = "v_proj.mask"}
+// CHECK: %[[PV:.*]] = rename %[[PB]] {sluice.name = "v_proj.stacked"} : !sluice.tensor<[b=2, j=4, s=3, h=2, p=4], f32> -> !sluice.tensor<[b=2, k=4, s=3, h=2, p=4], f32>
+// CHECK: %[[MV:.*]] = map(%[[PV]]) {index_dims = ["s"], sluice.name = "v_proj.mask"}
 // CHECK: arith.cmpi eq, %{{.*}}, %c2 : index
 // CHECK: %[[V:.*]] = reduce sum %[[MV]] over ["s"] {sluice.name = "v_proj"}
 // CHECK-NOT: contract %{{.*}}, %w{{[qkv]}}
@@ -108,7 +110,7 @@ sluice.graph @apart(%x: !sluice.tensor<[t=5, i=3], f32> {sluice.name = "x"},
 // names too (s1), and K's slice is cut from the stacked result renamed to s.
 // CHECK-LABEL: sluice.graph @keys_named_s
 // CHECK: contract %x, %{{.*}} {sluice.name = "q_proj&k_proj"} : ({{.*}}) -> !sluice.tensor<[j=4, s1=2, f=4], f32>
-// CHECK: rename %{{.*}} {sluice.name = "q_proj&k_proj.rename"} : !sluice.tensor<[j=4, s1=2, f=4], f32> -> !sluice.tensor<[s=4, s1=2, f=4], f32>
+// CHECK: rename %{{.*}} {sluice.name = "k_proj.stacked"} : !sluice.tensor<[j=4, s1=2, f=4], f32> -> !sluice.tensor<[s=4, s1=2, f=4], f32>
 // CHECK: reduce sum %{{.*}} over ["s1"] {sluice.name = "k_proj"} : !sluice.tensor<[s=4, s1=2, f=4], f32> -> !sluice.tensor<[s=4, f=4], f32>
 sluice.graph @keys_named_s(%x: !sluice.tensor<[j=4, i=3], f32> {sluice.name = "x"},
     %wq: !sluice.tensor<[f=4, i=3], f32> {sluice.name = "wq"}, %wk: !sluice.tensor<[f=4, i=3], f32> {sluice.name = "wk"})

@@ -9,8 +9,8 @@
 // Q, K and V: K's and V's terms come through a rename (k -> j); one stack
 // of dq and the renamed dk and dv, named and placed like the sum.
 // CHECK-LABEL: sluice.graph @qkv
-// CHECK-DAG: %[[K:.*]] = rename %dk : !sluice.tensor<[b=2, k=4, h=2, p=3], f32> -> !sluice.tensor<[b=2, j=4, h=2, p=3], f32>
-// CHECK-DAG: %[[V:.*]] = rename %dv : !sluice.tensor<[b=2, k=4, h=2, p=3], f32> -> !sluice.tensor<[b=2, j=4, h=2, p=3], f32>
+// CHECK-DAG: %[[K:.*]] = rename %dk {sluice.name = "k.mask.grad.rename"} : !sluice.tensor<[b=2, k=4, h=2, p=3], f32> -> !sluice.tensor<[b=2, j=4, h=2, p=3], f32>
+// CHECK-DAG: %[[V:.*]] = rename %dv {sluice.name = "v.mask.grad.rename"} : !sluice.tensor<[b=2, k=4, h=2, p=3], f32> -> !sluice.tensor<[b=2, j=4, h=2, p=3], f32>
 // CHECK: %[[S:.*]] = map(%dq, %[[K]], %[[V]]) {index_dims = ["s"], sluice.name = "sum2"} : ({{.*}}) -> !sluice.tensor<[b=2, j=4, s=3, h=2, p=3], f32> {
 // CHECK-NEXT: ^bb0(%[[A0:.*]]: f32, %[[A1:.*]]: f32, %[[A2:.*]]: f32, %[[I:.*]]: index):
 // CHECK: %[[C2:.*]] = arith.cmpi eq, %[[I]], %c2 : index

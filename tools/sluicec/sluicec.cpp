@@ -451,6 +451,10 @@ static LogicalResult compareLayoutPolicies(MLIRContext &context,
       if (failed(run))
         return failure();
       other = std::move(*run);
+      // A stacked layer's baseline is the layer as written
+      // (compileToDirectory).
+      if (options.stackContractions)
+        other->counts.baseline = compiled.counts.baseline;
     }
     const ModuleCounts &counts = isCompiled ? compiled.counts : other->counts;
     FailureOr<std::optional<ModulePrediction>> time =
@@ -597,6 +601,15 @@ static LogicalResult compileToDirectory() {
         pipelineOptions = other;
       }
     }
+  }
+  // The framework baseline is the layer as written, for both variants: a
+  // framework runs the projections one by one; stacking them is this
+  // compiler's rewrite.
+  if (otherStacking) {
+    bool compiledStacked = pipelineOptions.stackContractions;
+    Compilation &stacked = compiledStacked ? *compilation : *otherStacking;
+    stacked.counts.baseline =
+        (compiledStacked ? *otherStacking : *compilation).counts.baseline;
   }
   if (emitAction == EmitAction::IR) {
     compilation->module->print(llvm::outs());

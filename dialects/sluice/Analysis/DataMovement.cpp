@@ -168,6 +168,33 @@ static std::optional<uint64_t> primitiveFlop(Operation *op) {
       .Default([](Operation *) { return uint64_t(0); });
 }
 
+/// The bytes `kernel` reads of `source` when its body reads every input
+/// that views `source` only as a slice of one stacked dim (readOnlyAsSlice):
+/// the slices it takes, each once. std::nullopt when it reads any of them
+/// otherwise.
+static std::optional<uint64_t> slicedBytes(KernelOp kernel, Value source) {
+  std::optional<uint64_t> whole = tensorBytes(source, false);
+  StringRef dim;
+  llvm::SmallDenseSet<int64_t> indices;
+  for (auto [input, argument] :
+       llvm::zip_equal(kernel.getInputs(), kernel.getBlock().getArguments())) {
+    if (resolveView(input) != source)
+      continue;
+    std::optional<StackedSlice> slice = readOnlyAsSlice(argument);
+    if (!slice || (!dim.empty() && slice->dim != dim))
+      return std::nullopt;
+    dim = slice->dim;
+    indices.insert(slice->index);
+  }
+  if (dim.empty() || !whole)
+    return std::nullopt;
+  // The stacked dim keeps its name through the renames of K and V.
+  NamedTensorType type = getTensorType(source);
+  if (!type.hasDim(dim))
+    return std::nullopt;
+  return *whole / uint64_t(type.getDimSize(dim)) * indices.size();
+}
+
 FailureOr<SmallVector<ChargedTensor>>
 mlir::sluice::chargedTensors(Operation *op) {
   SmallVector<ChargedTensor> tensors;
@@ -175,12 +202,20 @@ mlir::sluice::chargedTensors(Operation *op) {
     op->emitOpError() << "its " << what << " count overflows 64 bits";
     return failure();
   };
+  auto kernel = llvm::dyn_cast<KernelOp>(op);
   // Each distinct operand once (a renamed view is its source tensor).
   llvm::SmallDenseSet<Value> seen;
   for (Value operand : op->getOperands()) {
     Value source = resolveView(operand);
     if (!seen.insert(source).second)
       continue;
+    // A kernel that only slices a stacked tensor (streaming kernels reading
+    // Q, K and V from one projection) reads the slices it takes.
+    if (std::optional<uint64_t> bytes =
+            kernel ? slicedBytes(kernel, source) : std::nullopt) {
+      tensors.push_back({operand, *bytes, /*written=*/false, false});
+      continue;
+    }
     // A bit-packed mask is read at one bit per element too.
     auto producer = source.getDefiningOp<KernelOp>();
     bool packed =
@@ -192,7 +227,6 @@ mlir::sluice::chargedTensors(Operation *op) {
       return overflow("bytes-read");
     tensors.push_back({operand, *bytes, /*written=*/false, packed});
   }
-  auto kernel = llvm::dyn_cast<KernelOp>(op);
   for (Value result : op->getResults()) {
     // A bit-packed mask takes one bit per element.
     bool packed = kernel && kernel.isPacked(

@@ -69,6 +69,8 @@ struct FusePass : mlir::sluice::impl::SluiceFuseBase<FusePass> {
       accumulateIntoGemms(*plan);
     if (failed(plan) || failed(outlineKernels(graph, *plan)))
       return signalPassFailure();
+    if (enable && streaming)
+      absorbGradientStacks(graph);
   }
 };
 } // namespace

@@ -112,6 +112,14 @@ FailureOr<FusionPlan> planFusion(GraphOp graph, const FuseOptions &options);
 /// `plan`; call between planFusion and outlineKernels.
 void accumulateIntoGemms(FusionPlan &plan);
 
+/// After outlining: a backward streaming kernel whose dQ, dK and dV (each
+/// through at most one rename) only feed one stack along a dim of size 3
+/// in one fused kernel (stacked projections' gradient) yields that stack
+/// instead, so that it writes the three through the stack's strides; the
+/// fused kernel keeps its other members, reading the stack, or goes.
+/// Kernels are numbered k0, k1, ... again where one went.
+void absorbGradientStacks(GraphOp graph);
+
 /// Replaces every planned group of `graph` by one sluice.kernel named
 /// k0, k1, ... in `plan.order`; renames move along to stay after their
 /// sources, and the original ops are erased.

@@ -256,37 +256,15 @@ LogicalResult rewriteChain(ChainRewrite &rewrite, SavedTensors &saved,
   return success();
 }
 
-/// Records every graph's baseline (a framework saves the probabilities),
-/// as --sluice-fuse will see the graph (broadcasts forwarded).
-LogicalResult recordBaselines(ModuleOp module) {
-  for (GraphOp graph : module.getOps<GraphOp>()) {
-    if (graph->hasAttr(kBaselineBytesAttrName))
-      continue;
-    fusion::forwardBroadcasts(graph.getBody().front());
-    FailureOr<uint64_t> bytes = graphBaselineBytes(graph);
-    if (failed(bytes))
-      return failure();
-    graph->setAttr(kBaselineBytesAttrName,
-                   IntegerAttr::get(IntegerType::get(module.getContext(), 64),
-                                    static_cast<int64_t>(*bytes)));
-  }
-  return success();
-}
-
 struct RecomputeRowStatisticsPass
     : mlir::sluice::impl::SluiceRecomputeRowStatisticsBase<
           RecomputeRowStatisticsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    GraphOp forward, backward;
-    for (GraphOp graph : module.getOps<GraphOp>()) {
-      GraphOp &slot = graph.getPhase() == Phase::forward ? forward : backward;
-      if (slot)
-        return; // Not one forward/backward pair: nothing to pair up.
-      slot = graph;
-    }
-    if (!forward || !backward)
-      return;
+    auto pair = forwardBackwardPair(module);
+    if (!pair)
+      return; // Not one forward/backward pair: nothing to pair up.
+    GraphOp forward = pair->first, backward = pair->second;
     SavedTensors saved(forward, backward);
     auto isSavedUse = [&](OpOperand &use) {
       return llvm::isa<ReturnOp>(use.getOwner()) &&

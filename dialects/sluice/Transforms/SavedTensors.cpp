@@ -2,7 +2,12 @@
 
 #include "SavedTensors.h"
 
+#include "FusionPlan.h"
+
+#include "dialects/sluice/Analysis/DataMovement.h"
+
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 
 using namespace mlir;
 using namespace mlir::sluice;
@@ -105,4 +110,33 @@ LogicalResult SavedTensors::unsave(Value value) {
   LogicalResult erased = forward.eraseResult(*result);
   indexResult(value);
   return erased;
+}
+
+LogicalResult mlir::sluice::recordBaselines(ModuleOp module) {
+  for (GraphOp graph : module.getOps<GraphOp>()) {
+    if (graph->hasAttr(kBaselineBytesAttrName))
+      continue;
+    fusion::forwardBroadcasts(graph.getBody().front());
+    FailureOr<uint64_t> bytes = graphBaselineBytes(graph);
+    if (failed(bytes))
+      return failure();
+    graph->setAttr(kBaselineBytesAttrName,
+                   IntegerAttr::get(IntegerType::get(module.getContext(), 64),
+                                    static_cast<int64_t>(*bytes)));
+  }
+  return success();
+}
+
+std::optional<std::pair<GraphOp, GraphOp>>
+mlir::sluice::forwardBackwardPair(ModuleOp module) {
+  GraphOp forward, backward;
+  for (GraphOp graph : module.getOps<GraphOp>()) {
+    GraphOp &slot = graph.getPhase() == Phase::forward ? forward : backward;
+    if (slot)
+      return std::nullopt;
+    slot = graph;
+  }
+  if (!forward || !backward)
+    return std::nullopt;
+  return std::make_pair(forward, backward);
 }

@@ -13,10 +13,7 @@
 
 #include "dialects/sluice/SluiceOps.h"
 
-#include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/StringMap.h"
-
-#include <string>
+#include "mlir/IR/BuiltinOps.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
@@ -57,6 +54,16 @@ private:
   llvm::StringMap<BlockArgument> argumentOf;
   llvm::DenseMap<Value, std::string> sourceOf;
 };
+
+/// The module's forward and backward graph, if it is exactly one such pair
+/// (what the rewrites between a forward and its backward work on).
+std::optional<std::pair<GraphOp, GraphOp>> forwardBackwardPair(ModuleOp module);
+
+/// Records every graph's framework baseline (`sluice.baseline_bytes`,
+/// docs/Accounting.md) unless it has one, as --sluice-fuse will see the
+/// graph (broadcasts forwarded): a rewrite that changes what the forward
+/// saves runs it first, since a framework saves what the layer wrote.
+LogicalResult recordBaselines(ModuleOp module);
 
 } // namespace mlir::sluice
 

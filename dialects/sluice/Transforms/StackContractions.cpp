@@ -183,8 +183,9 @@ void stackGroup(Value shared, ArrayRef<Member> members, FloatType computeType) {
   // Each member's result: its slice (a mask and a sum over the new dim) of
   // the stacked result renamed to the member's dim names first (a view), so
   // that the slice is the member's own tensor, not a rename of one (the
-  // streaming rule's backward pairs the forward's saved operands).
-  llvm::DenseMap<Type, Value> renamedProducts;
+  // streaming rule's backward pairs the forward's saved operands). Each
+  // member renames for itself: a streaming kernel that reads K and V as
+  // slices keeps them as two inputs.
   NamedTensorType sharedType = getTensorType(shared);
   for (auto [which, member] : llvm::enumerate(members)) {
     ContractOp op = member.op;
@@ -193,12 +194,8 @@ void stackGroup(Value shared, ArrayRef<Member> members, FloatType computeType) {
     Value source = product;
     if (lhsType != sharedType) {
       NamedTensorType renamed = renameDims(stackedType, sharedType, lhsType);
-      Value &view = renamedProducts[renamed];
-      if (!view) {
-        view = RenameOp::create(builder, loc, renamed, product);
-        setOpName(view, getOpName(product.getDefiningOp()) + ".rename");
-      }
-      source = view;
+      source = RenameOp::create(builder, loc, renamed, product);
+      setOpName(source, name + ".stacked");
     }
     Value masked = buildMap(
         builder, loc, getTensorType(source), {source}, computeType,

@@ -10,6 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FusionPlan.h"
+
 #include "dialects/sluice/SluiceBuilders.h"
 #include "dialects/sluice/SluiceDialect.h"
 #include "dialects/sluice/SluicePasses.h"
@@ -30,6 +32,8 @@ namespace {
 /// A term of the sum: `index == which ? input : 0` broadcast along `dim`,
 /// with `names` mapping its dims to the sum's (through the renames between).
 struct SliceTerm {
+  /// The map that masks the term (its name names the term's rename).
+  MapOp mask;
   Value input;
   int64_t which;
   std::string dim;
@@ -100,7 +104,8 @@ bool collect(Value value, const llvm::StringMap<std::string> &names,
     if (inputType.hasDim(dim) ||
         inputType.getRank() + 1 != resultType.getRank())
       return false;
-    SliceTerm term{input,
+    SliceTerm term{map,
+                   input,
                    *which,
                    mapped(names, dim).str(),
                    resultType.getDimSize(dim),
@@ -165,8 +170,12 @@ void rewrite(MapOp root, const SliceSum &sum) {
     NamedTensorType renamed = NamedTensorType::get(names, inputType.getSizes(),
                                                    inputType.getElementType());
     Value input = term->input;
-    if (renamed != inputType)
+    if (renamed != inputType) {
       input = RenameOp::create(builder, loc, renamed, input);
+      input.getDefiningOp()->setAttr(
+          SluiceDialect::getOpNameAttrName(),
+          builder.getStringAttr(fusion::reportName(term->mask) + ".rename"));
+    }
     inputs.push_back(input);
     which.push_back(term->which);
   }

@@ -398,6 +398,27 @@ mlir::sluice::streaming::forwardGroup(SoftmaxChain &chain) {
   return group;
 }
 
+/// Takes into `group` the slices of a stacked tensor that are its Q, K or
+/// V and that nothing else reads (--sluice-stack-contractions' Q, K and V
+/// cut from one projection): the kernel reads them straight from the
+/// stacked tensor through strides (docs/Layout.md, "Stacked Q/K/V
+/// contractions"). Each input stays a value of its own: K and V read
+/// renames of their own, so the boundary keeps its fixed order.
+static void absorbSlices(StreamingGroup &group) {
+  llvm::SmallPtrSet<Operation *, 32> members(group.members.begin(),
+                                             group.members.end());
+  for (unsigned index = 0; index < 3; ++index) {
+    std::optional<StackedSlice> slice = matchSlice(group.inputs[index]);
+    if (!slice || llvm::is_contained(group.inputs, slice->stacked) ||
+        !llvm::all_of(slice->sum.getResult().getUsers(),
+                      [&](Operation *user) { return members.contains(user); }))
+      continue;
+    group.inputs[index] = slice->stacked;
+    group.members.push_back(slice->mask);
+    group.members.push_back(slice->sum);
+  }
+}
+
 SmallVector<StreamingGroup>
 mlir::sluice::streaming::findStreamingGroups(Block &body) {
   SmallVector<StreamingGroup> groups;
@@ -415,6 +436,7 @@ mlir::sluice::streaming::findStreamingGroups(Block &body) {
           return claimed.contains(op);
         }))
       continue;
+    absorbSlices(*group);
     claimed.insert(group->members.begin(), group->members.end());
     groups.push_back(std::move(*group));
   }

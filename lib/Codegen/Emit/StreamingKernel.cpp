@@ -15,6 +15,7 @@
 #include "ModuleEmitter.h"
 
 #include "dialects/sluice/DropoutOrder.h"
+#include "dialects/sluice/SluiceBuilders.h"
 #include "dialects/sluice/Transforms/StreamingChain.h"
 
 #include "sluice/Runtime/sluice_stream.h"
@@ -172,6 +173,69 @@ SmallVector<int64_t> counterStrides(KernelOp kernel, const StreamDims &dims) {
   return counter;
 }
 
+/// The dQ, dK and dV operands of a backward streaming kernel that yields
+/// their stack (fusion::absorbGradientStacks): each the stacked result's
+/// pointer at its slot (`sluice.stacked_results`, the stack index of dQ,
+/// dK and dV) times the stacked dim's stride, with the stack's strides
+/// under the gradient's own dim names (the renames between looked
+/// through).
+LogicalResult stackedGradientOperands(KernelOp kernel,
+                                      SmallVector<Value> &values,
+                                      SmallVector<NamedTensorType> &stored,
+                                      SmallVector<NamedTensorType> &read,
+                                      SmallVector<int64_t> &offsets) {
+  auto slots =
+      kernel->getAttrOfType<DenseI64ArrayAttr>(kStackedResultsAttrName);
+  auto stack = kernel.getYield().getOperand(0).getDefiningOp<MapOp>();
+  std::optional<SmallVector<int64_t>> indices =
+      stack ? stackIndices(stack) : std::nullopt;
+  if (!slots || slots.size() != 3 || !indices)
+    return kernel.emitOpError()
+           << "is a backward streaming kernel with one result that is not "
+              "the stack of its dQ, dK and dV (a map stacking them and the "
+              "'"
+           << kStackedResultsAttrName << "' attribute)";
+  Value result = kernel.getResult(0);
+  NamedTensorType stackType = getTensorType(result);
+  StringRef dim = llvm::cast<StringAttr>(stack.getIndexDims()[0]).getValue();
+  for (int64_t slot : slots.asArrayRef()) {
+    const int64_t *position = llvm::find(*indices, slot);
+    if (position == indices->end())
+      return kernel.emitOpError() << "stacks no gradient at index " << slot;
+    // The gradient's dims under the stack's names, through the renames.
+    Value gradient = stack.getInputs()[position - indices->begin()];
+    llvm::StringMap<StringAttr> toStack;
+    for (StringAttr name : getTensorType(gradient).getDimNames())
+      toStack[name.getValue()] = name;
+    while (auto rename = gradient.getDefiningOp<RenameOp>()) {
+      llvm::StringMap<StringAttr> inner;
+      for (auto [source, target] :
+           llvm::zip_equal(getTensorType(rename.getInput()).getDimNames(),
+                           getTensorType(rename.getResult()).getDimNames()))
+        inner[source.getValue()] = toStack.lookup(target.getValue());
+      toStack = std::move(inner);
+      gradient = rename.getInput();
+    }
+    // The stack's layout under the gradient's names.
+    llvm::StringMap<StringAttr> fromStack;
+    for (auto &entry : toStack)
+      if (entry.second)
+        fromStack[entry.second.getValue()] =
+            StringAttr::get(kernel.getContext(), entry.getKey());
+    SmallVector<StringAttr> names;
+    for (StringAttr name : stackType.getDimNames())
+      names.push_back(fromStack.lookup(name.getValue())
+                          ? fromStack.lookup(name.getValue())
+                          : name);
+    values.push_back(result);
+    stored.push_back(NamedTensorType::get(names, stackType.getSizes(),
+                                          stackType.getElementType()));
+    read.push_back(getTensorType(gradient));
+    offsets.push_back(slot * strideOf(stackType, dim));
+  }
+  return success();
+}
+
 /// The architecture compiled for (`cudaArch`, else the module's CUDA
 /// target `sluice.target`, else sm_80) and its compute capability: the
 /// digits after "sm_" (sm_90a -> 90: a feature suffix does not change the
@@ -235,16 +299,43 @@ LogicalResult ModuleEmitter::lowerStreaming(KernelOp kernel) {
                                    "#sluice.streaming attribute";
   bool backward = info.getDirection() == Phase::backward;
   SmallVector<Value> values(kernel.getInputs());
-  llvm::append_range(values, kernel.getResults());
   size_t ins = kernel.getInputs().size(), outs = kernel.getNumResults();
-  if (backward ? ins != 6 || outs != 3 : ins != 3 || (outs != 1 && outs != 2))
+  bool stackedGradients = backward && outs == 1;
+  if (backward ? ins != 6 || (outs != 3 && !stackedGradients)
+               : ins != 3 || (outs != 1 && outs != 2))
     return kernel.emitOpError()
            << "is a streaming kernel with " << ins << " inputs and " << outs
            << " results; expected (q, k, v) -> (o[, lse]) or (q, k, v, do, "
-              "lse, d or o) -> (dq, dk, dv)";
-  auto typeOf = [&](unsigned index) {
-    return llvm::cast<NamedTensorType>(values[index].getType());
-  };
+              "lse, d or o) -> (dq, dk, dv) or (their stack)";
+  // An input the body only slices (Q, K or V cut from a stacked tensor,
+  // docs/Layout.md): the kernel reads the slice's dims through the stacked
+  // tensor's strides, from the slice's index along the stacked dim on.
+  SmallVector<NamedTensorType> stored, read;
+  SmallVector<int64_t> offsets;
+  for (auto [index, value] : llvm::enumerate(values)) {
+    auto type = llvm::cast<NamedTensorType>(value.getType());
+    stored.push_back(type);
+    read.push_back(type);
+    offsets.push_back(0);
+    if (std::optional<StackedSlice> slice =
+            readOnlyAsSlice(kernel.getBlock().getArgument(index))) {
+      read.back() = getTensorType(slice->sum.getResult());
+      offsets.back() = slice->index * strideOf(type, slice->dim);
+    }
+  }
+  if (stackedGradients) {
+    if (failed(stackedGradientOperands(kernel, values, stored, read, offsets)))
+      return failure();
+  } else {
+    for (Value result : kernel.getResults()) {
+      auto type = llvm::cast<NamedTensorType>(result.getType());
+      values.push_back(result);
+      stored.push_back(type);
+      read.push_back(type);
+      offsets.push_back(0);
+    }
+  }
+  auto typeOf = [&](unsigned index) { return read[index]; };
   NamedTensorType q = typeOf(0), k = typeOf(1), v = typeOf(2);
   // The backward's sixth input is D (the rows' dims) or, when the kernel's
   // members compute D = rowsum(dO * O) (docs/Fusion.md), O (dO's dims).
@@ -275,7 +366,7 @@ LogicalResult ModuleEmitter::lowerStreaming(KernelOp kernel) {
   SmallVector<Attribute> strides;
   SmallVector<Value> pointers;
   for (auto [index, value] : llvm::enumerate(values)) {
-    NamedTensorType type = typeOf(index);
+    NamedTensorType type = stored[index];
     bool statistic = roles[index].second.empty();
     if (!contiguous(type, roles[index].second))
       return kernel.emitOpError()
@@ -304,13 +395,16 @@ LogicalResult ModuleEmitter::lowerStreaming(KernelOp kernel) {
   if (failed(tiles))
     return failure();
   size_t inputs = kernel.getInputs().size();
-  exec::AttentionOp::create(
+  auto attention = exec::AttentionOp::create(
       execBuilder, kernel.getLoc(), ArrayRef(pointers).take_front(inputs),
       ArrayRef(pointers).drop_front(inputs), backward, rowDotFromO, element,
       s.batchSizes, s.group, q.getDimSize(s.rows), k.getDimSize(s.cols), d, e,
       ArrayAttr::get(module.getContext(), strides), counterStrides(kernel, s),
       info.getScale().getValue(), info.getCausal(),
-      info.getDropout().getValue(), info.getStream(), *tiles, description);
+      info.getDropout().getValue(), info.getStream(), *tiles, description,
+      /*offsets=*/nullptr);
+  if (llvm::any_of(offsets, [](int64_t offset) { return offset != 0; }))
+    attention.setOffsets(offsets);
   usesStreaming = true;
   return success();
 }

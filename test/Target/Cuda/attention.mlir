@@ -72,3 +72,39 @@ sluice_exec.entry @attn_backward {
       tiles = #sluice_exec.stream_tiles<query_rows = 64, key_tile = 64,
           key_rows = 64, query_tile = 16, head_dim = 128, threads = 128>}
 }
+
+// Q, K and V as slices of one stacked [b, j, s=3, p] projection, and dQ,
+// dK, dV written into the stacked gradient: each pointer at its element
+// offset (s times s's stride), in elements of the operand's type.
+// CHECK-LABEL: /* entry attn_stacked */
+// CHECK:        a.q.data = (void *)(args->qkv);
+// CHECK-NEXT:   a.q.batch_stride[0] = 12288LL;
+// CHECK-NEXT:   a.q.row_stride = 192LL;
+// CHECK:        a.k.data = (void *)((sluice_f16 *)(args->qkv) + 64LL);
+// CHECK:        a.v.data = (void *)((sluice_f16 *)(args->qkv) + 128LL);
+// CHECK:        a.lse.data = (void *)((ctx->arena + 0ULL));
+// CHECK:        a.dq.data = (void *)(args->d_qkv);
+// CHECK:        a.dk.data = (void *)((sluice_f16 *)(args->d_qkv) + 64LL);
+// CHECK:        a.dv.data = (void *)((sluice_f16 *)(args->d_qkv) + 128LL);
+// CHECK-NEXT:   a.dv.batch_stride[0] = 12288LL;
+// CHECK-NEXT:   a.dv.row_stride = 192LL;
+sluice_exec.entry @attn_stacked {
+  %qkv = sluice_exec.arg "qkv"
+  %dy = sluice_exec.arg "dy"
+  %lse = sluice_exec.arena 0
+  %o = sluice_exec.arg "o"
+  %dqkv = sluice_exec.arg "d_qkv"
+  sluice_exec.attention (%qkv, %qkv, %qkv, %dy, %lse, %o) -> (%dqkv, %dqkv, %dqkv) {
+      backward, row_dot_from_o, label = "kernel 'attn grad'", element = f16,
+      batch = array<i64: 8>, m = 64, n = 64, d = 64, e = 64,
+      strides = [array<i64: 12288, 192, 1>, array<i64: 12288, 192, 1>,
+                 array<i64: 12288, 192, 1>, array<i64: 4096, 64, 1>,
+                 array<i64: 64, 1, 0>, array<i64: 4096, 64, 1>,
+                 array<i64: 12288, 192, 1>, array<i64: 12288, 192, 1>,
+                 array<i64: 12288, 192, 1>],
+      offsets = array<i64: 0, 64, 128, 0, 0, 0, 0, 64, 128>,
+      counter = array<i64: 4096, 64, 1>, scale = 0.125, causal = false,
+      dropout = 0.0, stream = 0,
+      tiles = #sluice_exec.stream_tiles<query_rows = 64, key_tile = 64,
+          key_rows = 64, query_tile = 16, head_dim = 64, threads = 128>}
+}

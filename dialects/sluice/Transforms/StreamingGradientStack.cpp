@@ -1,0 +1,224 @@
+//===- StreamingGradientStack.cpp - dQ, dK, dV written into their stack ---===//
+//
+// With stacked projections (--sluice-stack-contractions), the backward
+// stacks the streaming kernel's dQ, dK and dV into one gradient
+// (--sluice-stack-slice-gradients), which the fusion puts in a kernel of
+// its own: a copy of 3 x |dQ| bytes. After outlining, this rewrite moves
+// that stack into the streaming kernel, which then writes dQ, dK and dV
+// through the stack's strides (docs/Layout.md, "Stacked Q/K/V
+// contractions"). The stack's renames (K and V name the sequence `k`) go
+// into the streaming kernel's body with it: a kernel body may hold renames,
+// and the streaming lowering reads the body only to find its operands.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FusionPlan.h"
+
+#include "dialects/sluice/SluiceBuilders.h"
+
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace mlir::sluice;
+
+namespace {
+/// What one rewrite needs, found before anything changes.
+struct GradientStack {
+  KernelOp streaming, reader;
+  /// Per result of the streaming kernel: the rename it goes through (or
+  /// null) and the reader's operand it arrives at.
+  SmallVector<RenameOp> renames;
+  SmallVector<unsigned> operands;
+  MapOp stack;
+  /// The stack index of each result.
+  SmallVector<int64_t> slots;
+};
+
+/// The stack of `streaming`'s three results, if each is read once, through
+/// at most one rename, by one map of one fused kernel that stacks exactly
+/// them along a dim of their number.
+std::optional<GradientStack> findStack(KernelOp streaming) {
+  GradientStack found;
+  found.streaming = streaming;
+  for (Value result : streaming.getResults()) {
+    if (!result.hasOneUse())
+      return std::nullopt;
+    OpOperand *use = &*result.use_begin();
+    auto rename = llvm::dyn_cast<RenameOp>(use->getOwner());
+    if (rename) {
+      if (!rename.getResult().hasOneUse())
+        return std::nullopt;
+      use = &*rename.getResult().use_begin();
+    }
+    auto reader = llvm::dyn_cast<KernelOp>(use->getOwner());
+    if (!reader || reader.getKind() != KernelKind::fused ||
+        !reader.getPacked().empty() || (found.reader && reader != found.reader))
+      return std::nullopt;
+    found.reader = reader;
+    found.renames.push_back(rename);
+    found.operands.push_back(use->getOperandNumber());
+  }
+  for (unsigned operand : found.operands) {
+    BlockArgument argument = found.reader.getBlock().getArgument(operand);
+    if (!argument.hasOneUse())
+      return std::nullopt;
+    auto map = llvm::dyn_cast<MapOp>(*argument.getUsers().begin());
+    if (!map || (found.stack && map != found.stack))
+      return std::nullopt;
+    found.stack = map;
+  }
+  std::optional<SmallVector<int64_t>> indices = stackIndices(found.stack);
+  NamedTensorType type = getTensorType(found.stack.getResult());
+  StringRef dim =
+      llvm::cast<StringAttr>(found.stack.getIndexDims()[0]).getValue();
+  if (!indices || found.stack.getInputs().size() != found.operands.size() ||
+      type.getDimSize(dim) != int64_t(found.operands.size()))
+    return std::nullopt;
+  for (unsigned operand : found.operands) {
+    BlockArgument argument = found.reader.getBlock().getArgument(operand);
+    unsigned position = llvm::find(found.stack.getInputs(), argument) -
+                        found.stack.getInputs().begin();
+    found.slots.push_back((*indices)[position]);
+  }
+  return found;
+}
+
+/// The names of `kernel`'s members without the one at `skip`.
+ArrayAttr membersWithout(KernelOp kernel, Operation *skip) {
+  SmallVector<Attribute> names;
+  unsigned index = 0;
+  for (Operation &op : kernel.getBlock().without_terminator()) {
+    if (&op != skip && index < kernel.getMembers().size())
+      names.push_back(kernel.getMembers()[index]);
+    ++index;
+  }
+  return ArrayAttr::get(kernel.getContext(), names);
+}
+
+/// Rewrites one stack: the streaming kernel yields the stack; the reader
+/// reads it (or goes, when the stack was all it computed).
+void absorb(GradientStack found) {
+  KernelOp streaming = found.streaming, reader = found.reader;
+  MLIRContext *context = streaming.getContext();
+  OpBuilder builder(streaming);
+  Location loc = streaming.getLoc();
+
+  // The streaming kernel, now yielding the stack.
+  auto stacked = KernelOp::create(builder, loc,
+                                  TypeRange{found.stack.getResult().getType()},
+                                  streaming.getInputs());
+  stacked->setAttrs(streaming->getAttrs());
+  Block *body = new Block();
+  stacked.getBody().push_back(body);
+  IRMapping inner;
+  for (BlockArgument argument : streaming.getBlock().getArguments())
+    inner.map(argument,
+              body->addArgument(argument.getType(), argument.getLoc()));
+  OpBuilder bodyBuilder = OpBuilder::atBlockEnd(body);
+  SmallVector<Attribute> members(streaming.getMembers().begin(),
+                                 streaming.getMembers().end());
+  for (Operation &op : streaming.getBlock().without_terminator())
+    bodyBuilder.clone(op, inner);
+  IRMapping stackInputs;
+  for (auto [index, yielded] :
+       llvm::enumerate(streaming.getYield().getOperands())) {
+    Value gradient = inner.lookup(yielded);
+    if (RenameOp rename = found.renames[index]) {
+      IRMapping source;
+      source.map(rename.getInput(), gradient);
+      gradient = bodyBuilder.clone(*rename, source)->getResult(0);
+      members.push_back(StringAttr::get(context, fusion::reportName(rename)));
+    }
+    stackInputs.map(reader.getBlock().getArgument(found.operands[index]),
+                    gradient);
+  }
+  Operation *stack = bodyBuilder.clone(*found.stack, stackInputs);
+  members.push_back(StringAttr::get(context, fusion::reportName(stack)));
+  KernelYieldOp::create(bodyBuilder, loc, stack->getResult(0));
+  stacked.setMembersAttr(ArrayAttr::get(context, members));
+  stacked->setAttr(kStackedResultsAttrName,
+                   DenseI64ArrayAttr::get(context, found.slots));
+
+  // The reader without the stack: it reads the stacked gradient instead of
+  // dQ, dK and dV, and its results that were the stack are the streaming
+  // kernel's.
+  Block &readerBody = reader.getBlock();
+  SmallVector<Value> inputs;
+  for (auto [index, input] : llvm::enumerate(reader.getInputs()))
+    if (!llvm::is_contained(found.operands, index))
+      inputs.push_back(input);
+  Value stackValue = found.stack.getResult();
+  bool readInside = llvm::any_of(stackValue.getUsers(), [&](Operation *user) {
+    return !llvm::isa<KernelYieldOp>(user);
+  });
+  if (readInside)
+    inputs.push_back(stacked.getResult(0));
+  SmallVector<Value> kept;
+  SmallVector<unsigned> keptResults;
+  for (auto [index, yielded] :
+       llvm::enumerate(reader.getYield().getOperands())) {
+    if (yielded == stackValue) {
+      reader.getResult(index).replaceAllUsesWith(stacked.getResult(0));
+    } else {
+      kept.push_back(yielded);
+      keptResults.push_back(index);
+    }
+  }
+  if (!kept.empty()) {
+    OpBuilder readerBuilder(reader);
+    auto rebuilt = KernelOp::create(readerBuilder, reader.getLoc(),
+                                    ValueRange(kept).getTypes(), inputs);
+    rebuilt->setAttrs(reader->getAttrs());
+    rebuilt.setMembersAttr(membersWithout(reader, found.stack));
+    Block *rebuiltBody = new Block();
+    rebuilt.getBody().push_back(rebuiltBody);
+    IRMapping mapping;
+    for (auto [index, argument] : llvm::enumerate(readerBody.getArguments()))
+      if (!llvm::is_contained(found.operands, index))
+        mapping.map(argument, rebuiltBody->addArgument(argument.getType(),
+                                                       argument.getLoc()));
+    if (readInside)
+      mapping.map(stackValue, rebuiltBody->addArgument(stackValue.getType(),
+                                                       stackValue.getLoc()));
+    OpBuilder inside = OpBuilder::atBlockEnd(rebuiltBody);
+    for (Operation &op : readerBody.without_terminator())
+      if (&op != found.stack)
+        inside.clone(op, mapping);
+    SmallVector<Value> yielded;
+    for (Value value : kept)
+      yielded.push_back(mapping.lookup(value));
+    KernelYieldOp::create(inside, reader.getLoc(), yielded);
+    for (auto [position, index] : llvm::enumerate(keptResults))
+      reader.getResult(index).replaceAllUsesWith(rebuilt.getResult(position));
+  }
+  reader.erase();
+  for (RenameOp rename : found.renames)
+    if (rename)
+      rename.erase();
+  streaming.erase();
+}
+} // namespace
+
+void mlir::sluice::fusion::absorbGradientStacks(GraphOp graph) {
+  Block &body = graph.getBody().front();
+  SmallVector<GradientStack> found;
+  llvm::SmallPtrSet<Operation *, 4> readers;
+  for (KernelOp kernel : body.getOps<KernelOp>()) {
+    StreamingAttr info = kernel.getStreamingAttr();
+    if (kernel.getKind() != KernelKind::streaming || !info ||
+        info.getDirection() != Phase::backward || kernel.getNumResults() != 3)
+      continue;
+    if (std::optional<GradientStack> stack = findStack(kernel);
+        stack && readers.insert(stack->reader).second)
+      found.push_back(*stack);
+  }
+  if (found.empty())
+    return;
+  for (GradientStack &stack : found)
+    absorb(stack);
+  // Number the kernels k0, k1, ... again (a reader may have gone).
+  unsigned number = 0;
+  for (KernelOp kernel : body.getOps<KernelOp>())
+    kernel->setAttr(SluiceDialect::getOpNameAttrName(),
+                    StringAttr::get(graph.getContext(), "k" + Twine(number++)));
+}
