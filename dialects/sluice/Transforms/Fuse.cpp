@@ -70,7 +70,7 @@ struct FusePass : mlir::sluice::impl::SluiceFuseBase<FusePass> {
     if (failed(plan) || failed(outlineKernels(graph, *plan)))
       return signalPassFailure();
     if (enable && streaming)
-      absorbGradientStacks(graph);
+      absorbGradientStacks(graph, foldEpilogues);
   }
 };
 } // namespace

@@ -117,8 +117,11 @@ void accumulateIntoGemms(FusionPlan &plan);
 /// in one fused kernel (stacked projections' gradient) yields that stack
 /// instead, so that it writes the three through the stack's strides; the
 /// fused kernel keeps its other members, reading the stack, or goes.
-/// Kernels are numbered k0, k1, ... again where one went.
-void absorbGradientStacks(GraphOp graph);
+/// With `foldEpilogues`, a sum of the stack over the dims a GEMM kernel
+/// contracts it over (the stacked bias gradient) becomes that GEMM's
+/// bgrada / bgradb epilogue. Kernels are numbered k0, k1, ... again where
+/// one went.
+void absorbGradientStacks(GraphOp graph, bool foldEpilogues);
 
 /// Replaces every planned group of `graph` by one sluice.kernel named
 /// k0, k1, ... in `plan.order`; renames move along to stay after their

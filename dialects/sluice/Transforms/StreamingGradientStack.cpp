@@ -14,6 +14,7 @@
 
 #include "FusionPlan.h"
 
+#include "dialects/sluice/Analysis/GemmMapping.h"
 #include "dialects/sluice/SluiceBuilders.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -96,8 +97,9 @@ ArrayAttr membersWithout(KernelOp kernel, Operation *skip) {
 }
 
 /// Rewrites one stack: the streaming kernel yields the stack; the reader
-/// reads it (or goes, when the stack was all it computed).
-void absorb(GradientStack found) {
+/// reads it (or goes, when the stack was all it computed). Returns the
+/// streaming kernel and the reader that is left (or null).
+std::pair<KernelOp, KernelOp> absorb(GradientStack found) {
   KernelOp streaming = found.streaming, reader = found.reader;
   MLIRContext *context = streaming.getContext();
   OpBuilder builder(streaming);
@@ -164,6 +166,7 @@ void absorb(GradientStack found) {
       keptResults.push_back(index);
     }
   }
+  KernelOp left;
   if (!kept.empty()) {
     OpBuilder readerBuilder(reader);
     auto rebuilt = KernelOp::create(readerBuilder, reader.getLoc(),
@@ -190,16 +193,93 @@ void absorb(GradientStack found) {
     KernelYieldOp::create(inside, reader.getLoc(), yielded);
     for (auto [position, index] : llvm::enumerate(keptResults))
       reader.getResult(index).replaceAllUsesWith(rebuilt.getResult(position));
+    left = rebuilt;
   }
   reader.erase();
   for (RenameOp rename : found.renames)
     if (rename)
       rename.erase();
   streaming.erase();
+  return {stacked, left};
+}
+
+/// Where what is left of the reader only sums the stacked gradient over
+/// some dims (the stacked bias gradient) and a GEMM kernel without an
+/// epilogue contracts the stacked gradient over exactly those dims (the
+/// stacked weight gradient), the sum becomes that GEMM's bias-gradient
+/// epilogue (cuBLASLt's BGRADA / BGRADB; a generated kernel after the GEMM
+/// on the C++ target), as the fusion planner folds the separate
+/// projections' bias gradients: the stacked gradient is read once.
+void foldBiasGradient(KernelOp streaming, KernelOp reader) {
+  Value gradient = streaming.getResult(0);
+  Block &readerBody = reader.getBlock();
+  if (reader.getNumResults() != 1 || readerBody.getOperations().size() != 2 ||
+      reader.getInputs().size() != 1 || reader.getInputs()[0] != gradient)
+    return;
+  auto sum = llvm::dyn_cast<ReduceOp>(readerBody.front());
+  if (!sum || sum.getKind() != ReduceKind::sum ||
+      sum.getInput() != readerBody.getArgument(0))
+    return;
+  for (Operation *user : gradient.getUsers()) {
+    auto gemm = llvm::dyn_cast<KernelOp>(user);
+    if (!gemm || gemm.getKind() != KernelKind::gemm || gemm.getEpilogue() ||
+        gemm.getNumResults() != 1 || !gemm.getContraction() ||
+        !gemm.getPacked().empty())
+      continue;
+    // The GEMM moves up to the reader, so its inputs must be there.
+    if (llvm::any_of(gemm.getInputs(), [&](Value input) {
+          Operation *producer = input.getDefiningOp();
+          return producer && !producer->isBeforeInBlock(reader);
+        }))
+      continue;
+    unsigned operand =
+        llvm::find(gemm.getInputs(), gradient) - gemm.getInputs().begin();
+    OpBuilder builder(reader);
+    SmallVector<Type> types = {sum.getResult().getType()};
+    llvm::append_range(types, gemm.getResultTypes());
+    auto folded =
+        KernelOp::create(builder, gemm.getLoc(), types, gemm.getInputs());
+    folded->setAttrs(gemm->getAttrs());
+    Block *body = new Block();
+    folded.getBody().push_back(body);
+    IRMapping mapping;
+    for (BlockArgument argument : gemm.getBlock().getArguments())
+      mapping.map(argument,
+                  body->addArgument(argument.getType(), argument.getLoc()));
+    mapping.map(readerBody.getArgument(0), body->getArgument(operand));
+    OpBuilder inside = OpBuilder::atBlockEnd(body);
+    auto foldedSum = llvm::cast<ReduceOp>(inside.clone(*sum, mapping));
+    for (Operation &op : gemm.getBlock().without_terminator())
+      inside.clone(op, mapping);
+    SmallVector<Value> yielded = {foldedSum.getResult()};
+    for (Value value : gemm.getYield().getOperands())
+      yielded.push_back(mapping.lookup(value));
+    KernelYieldOp::create(inside, gemm.getLoc(), yielded);
+    FailureOr<GemmMapping> gemmMapping =
+        mapContraction(folded.getContraction());
+    std::optional<bool> isA = succeeded(gemmMapping)
+                                  ? bgradOperandIsA(*gemmMapping, foldedSum)
+                                  : std::nullopt;
+    if (!isA) {
+      folded.erase();
+      continue;
+    }
+    folded.setEpilogue(*isA ? Epilogue::bgrada : Epilogue::bgradb);
+    SmallVector<Attribute> members = {reader.getMembers()[0]};
+    llvm::append_range(members, gemm.getMembers());
+    folded.setMembersAttr(ArrayAttr::get(gemm.getContext(), members));
+    reader.getResult(0).replaceAllUsesWith(folded.getResult(0));
+    for (auto [index, result] : llvm::enumerate(gemm.getResults()))
+      result.replaceAllUsesWith(folded.getResult(index + 1));
+    reader.erase();
+    gemm.erase();
+    return;
+  }
 }
 } // namespace
 
-void mlir::sluice::fusion::absorbGradientStacks(GraphOp graph) {
+void mlir::sluice::fusion::absorbGradientStacks(GraphOp graph,
+                                                bool foldEpilogues) {
   Block &body = graph.getBody().front();
   SmallVector<GradientStack> found;
   llvm::SmallPtrSet<Operation *, 4> readers;
@@ -214,8 +294,11 @@ void mlir::sluice::fusion::absorbGradientStacks(GraphOp graph) {
   }
   if (found.empty())
     return;
-  for (GradientStack &stack : found)
-    absorb(stack);
+  for (GradientStack &stack : found) {
+    auto [streaming, reader] = absorb(stack);
+    if (reader && foldEpilogues)
+      foldBiasGradient(streaming, reader);
+  }
   // Number the kernels k0, k1, ... again (a reader may have gone).
   unsigned number = 0;
   for (KernelOp kernel : body.getOps<KernelOp>())
