@@ -96,27 +96,38 @@ ArrayAttr membersWithout(KernelOp kernel, Operation *skip) {
   return ArrayAttr::get(kernel.getContext(), names);
 }
 
+/// A kernel placed before `before`, with `like`'s attributes, results of
+/// `types` and inputs `inputs`, and an empty body of one argument per
+/// input; argument i stands for `sources[i]` (a value of another body) in
+/// `mapping`. Returns it and a builder at the end of its body.
+std::pair<KernelOp, OpBuilder> kernelLike(Operation *before, KernelOp like,
+                                          TypeRange types, ValueRange inputs,
+                                          ArrayRef<Value> sources,
+                                          IRMapping &mapping) {
+  OpBuilder builder(before);
+  auto kernel = KernelOp::create(builder, like.getLoc(), types, inputs);
+  kernel->setAttrs(like->getAttrs());
+  Block *body = new Block();
+  kernel.getBody().push_back(body);
+  for (auto [input, source] : llvm::zip_equal(inputs, sources))
+    mapping.map(source, body->addArgument(input.getType(), source.getLoc()));
+  return {kernel, OpBuilder::atBlockEnd(body)};
+}
+
 /// Rewrites one stack: the streaming kernel yields the stack; the reader
 /// reads it (or goes, when the stack was all it computed). Returns the
 /// streaming kernel and the reader that is left (or null).
 std::pair<KernelOp, KernelOp> absorb(GradientStack found) {
   KernelOp streaming = found.streaming, reader = found.reader;
   MLIRContext *context = streaming.getContext();
-  OpBuilder builder(streaming);
   Location loc = streaming.getLoc();
 
   // The streaming kernel, now yielding the stack.
-  auto stacked = KernelOp::create(builder, loc,
-                                  TypeRange{found.stack.getResult().getType()},
-                                  streaming.getInputs());
-  stacked->setAttrs(streaming->getAttrs());
-  Block *body = new Block();
-  stacked.getBody().push_back(body);
   IRMapping inner;
-  for (BlockArgument argument : streaming.getBlock().getArguments())
-    inner.map(argument,
-              body->addArgument(argument.getType(), argument.getLoc()));
-  OpBuilder bodyBuilder = OpBuilder::atBlockEnd(body);
+  auto [stacked, bodyBuilder] = kernelLike(
+      streaming, streaming, TypeRange{found.stack.getResult().getType()},
+      streaming.getInputs(),
+      SmallVector<Value>(streaming.getBlock().getArguments()), inner);
   SmallVector<Attribute> members(streaming.getMembers().begin(),
                                  streaming.getMembers().end());
   for (Operation &op : streaming.getBlock().without_terminator())
@@ -145,16 +156,19 @@ std::pair<KernelOp, KernelOp> absorb(GradientStack found) {
   // dQ, dK and dV, and its results that were the stack are the streaming
   // kernel's.
   Block &readerBody = reader.getBlock();
-  SmallVector<Value> inputs;
+  SmallVector<Value> inputs, sources;
   for (auto [index, input] : llvm::enumerate(reader.getInputs()))
-    if (!llvm::is_contained(found.operands, index))
+    if (!llvm::is_contained(found.operands, index)) {
       inputs.push_back(input);
+      sources.push_back(readerBody.getArgument(index));
+    }
   Value stackValue = found.stack.getResult();
-  bool readInside = llvm::any_of(stackValue.getUsers(), [&](Operation *user) {
-    return !llvm::isa<KernelYieldOp>(user);
-  });
-  if (readInside)
+  if (llvm::any_of(stackValue.getUsers(), [&](Operation *user) {
+        return !llvm::isa<KernelYieldOp>(user);
+      })) {
     inputs.push_back(stacked.getResult(0));
+    sources.push_back(stackValue);
+  }
   SmallVector<Value> kept;
   SmallVector<unsigned> keptResults;
   for (auto [index, yielded] :
@@ -168,22 +182,10 @@ std::pair<KernelOp, KernelOp> absorb(GradientStack found) {
   }
   KernelOp left;
   if (!kept.empty()) {
-    OpBuilder readerBuilder(reader);
-    auto rebuilt = KernelOp::create(readerBuilder, reader.getLoc(),
-                                    ValueRange(kept).getTypes(), inputs);
-    rebuilt->setAttrs(reader->getAttrs());
-    rebuilt.setMembersAttr(membersWithout(reader, found.stack));
-    Block *rebuiltBody = new Block();
-    rebuilt.getBody().push_back(rebuiltBody);
     IRMapping mapping;
-    for (auto [index, argument] : llvm::enumerate(readerBody.getArguments()))
-      if (!llvm::is_contained(found.operands, index))
-        mapping.map(argument, rebuiltBody->addArgument(argument.getType(),
-                                                       argument.getLoc()));
-    if (readInside)
-      mapping.map(stackValue, rebuiltBody->addArgument(stackValue.getType(),
-                                                       stackValue.getLoc()));
-    OpBuilder inside = OpBuilder::atBlockEnd(rebuiltBody);
+    auto [rebuilt, inside] = kernelLike(
+        reader, reader, ValueRange(kept).getTypes(), inputs, sources, mapping);
+    rebuilt.setMembersAttr(membersWithout(reader, found.stack));
     for (Operation &op : readerBody.without_terminator())
       if (&op != found.stack)
         inside.clone(op, mapping);
@@ -234,20 +236,14 @@ void foldBiasGradient(KernelOp streaming, KernelOp reader) {
       continue;
     unsigned operand =
         llvm::find(gemm.getInputs(), gradient) - gemm.getInputs().begin();
-    OpBuilder builder(reader);
     SmallVector<Type> types = {sum.getResult().getType()};
     llvm::append_range(types, gemm.getResultTypes());
-    auto folded =
-        KernelOp::create(builder, gemm.getLoc(), types, gemm.getInputs());
-    folded->setAttrs(gemm->getAttrs());
-    Block *body = new Block();
-    folded.getBody().push_back(body);
     IRMapping mapping;
-    for (BlockArgument argument : gemm.getBlock().getArguments())
-      mapping.map(argument,
-                  body->addArgument(argument.getType(), argument.getLoc()));
-    mapping.map(readerBody.getArgument(0), body->getArgument(operand));
-    OpBuilder inside = OpBuilder::atBlockEnd(body);
+    auto [folded, inside] =
+        kernelLike(reader, gemm, types, gemm.getInputs(),
+                   SmallVector<Value>(gemm.getBlock().getArguments()), mapping);
+    mapping.map(readerBody.getArgument(0),
+                folded.getBlock().getArgument(operand));
     auto foldedSum = llvm::cast<ReduceOp>(inside.clone(*sum, mapping));
     for (Operation &op : gemm.getBlock().without_terminator())
       inside.clone(op, mapping);
