@@ -106,6 +106,12 @@ TEST(ToolchainCommands, NvccAndHostFlags) {
   for (llvm::StringRef arg : {"-O3", "-arch=sm_90", "-shared", "-Xcompiler",
                               "-fPIC", "-lcublasLt", "-lcublas", "m.cu"})
     EXPECT_TRUE(has(nvcc, arg)) << arg.str();
+  // The shared CUDA runtime, not a static copy in every module (the GPU
+  // kit's size limit, docs/GPU.md).
+  auto cudart = llvm::find(nvcc, "-cudart");
+  ASSERT_NE(cudart, nvcc.end());
+  ASSERT_NE(std::next(cudart), nvcc.end());
+  EXPECT_EQ(*std::next(cudart), "shared");
 
   HostFeatures none;
   std::vector<std::string> plain = hostCommand("c++", "m.cpp", "libm.so", none);

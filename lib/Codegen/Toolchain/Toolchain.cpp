@@ -142,9 +142,14 @@ bool isCpuArch(StringRef arch) {
 
 std::vector<std::string> nvccCommand(StringRef nvcc, StringRef source,
                                      StringRef output, StringRef arch) {
-  return {nvcc.str(), "-O3",        "-std=c++17", ("-arch=" + arch).str(),
-          "-shared",  "-Xcompiler", "-fPIC",      source.str(),
-          "-o",       output.str(), "-lcublasLt", "-lcublas"};
+  // -cudart shared: the CUDA runtime is the toolkit's libcudart.so, which
+  // every machine that runs the module has beside libcublas, rather than a
+  // static copy (~1 MB) in every module (the GPU kit's size, docs/GPU.md);
+  // and one runtime per process, shared with a caller that uses its own.
+  return {nvcc.str(),   "-O3",        "-std=c++17", ("-arch=" + arch).str(),
+          "-shared",    "-Xcompiler", "-fPIC",      "-cudart",
+          "shared",     source.str(), "-o",         output.str(),
+          "-lcublasLt", "-lcublas"};
 }
 
 std::vector<std::string> hostCommand(StringRef compiler, StringRef source,
